@@ -1,0 +1,44 @@
+# Every target is idempotent: re-running `make install` does nothing when nothing changed.
+PY      ?= python3.11
+VENV    := .venv
+BIN     := $(VENV)/bin
+STAMP   := $(VENV)/.polar-installed
+SYSSTAMP := $(VENV)/.polar-system-deps
+
+.PHONY: install system-deps demo test bench lint clean
+
+install: $(STAMP) $(SYSSTAMP)
+
+$(VENV)/bin/python:
+	$(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+
+# torch first and pinned: the CPU wheel; an unpinned torch pulls a CUDA build of several GB.
+$(STAMP): $(VENV)/bin/python pyproject.toml
+	$(BIN)/pip install -q torch==2.13.0
+	$(BIN)/pip install -q -e '.[dev]'
+	touch $(STAMP)
+
+# System packages the sandboxes and report tests need (podman+runc serve the Docker API,
+# bubblewrap isolates the process sandbox, chromium renders report.html).
+$(SYSSTAMP): scripts/install_system_deps.sh | $(VENV)/bin/python
+	bash scripts/install_system_deps.sh
+	touch $(SYSSTAMP)
+
+system-deps: $(SYSSTAMP)
+
+demo: install
+	$(BIN)/polar demo
+
+test: install
+	$(BIN)/python -m pytest -q
+
+bench: install
+	$(BIN)/pip install -q -e '.[dev,bench]'
+	$(BIN)/python -m pytest -q -m bench --timeout=7200 benchmarks
+
+lint: install
+	$(BIN)/ruff check polar tests benchmarks harnesses
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache

@@ -1,0 +1,46 @@
+"""The `polar` command. Each area registers its commands from its own `cli` module.
+
+Area modules import their heavy dependencies (torch, ray, litellm) inside the commands, so
+`polar --help` stays fast.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import typer
+from rich.console import Console
+
+from polar.errors import PolarError
+
+app = typer.Typer(
+    name="polar",
+    help="Polar: planners over RL skills and sandboxed policy code, on any harness.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+
+# Each module defines `register(app: typer.Typer) -> None`.
+CLI_MODULES = [
+    "polar.harnesses.cli",
+]
+
+for _name in CLI_MODULES:
+    importlib.import_module(_name).register(app)
+
+
+def main() -> None:
+    try:
+        app()
+    except PolarError as err:
+        Console(stderr=True).print(f"[bold red]{type(err).__name__}[/]: {err}", highlight=False)
+        sys.exit(err.exit_code)
+    except KeyboardInterrupt:
+        Console(stderr=True).print("interrupted")
+        sys.exit(130)
+
+
+if __name__ == "__main__":
+    main()

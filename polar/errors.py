@@ -1,0 +1,23 @@
+"""Errors every part of Polar shares. Each carries a message a user can act on."""
+
+from __future__ import annotations
+
+
+class PolarError(Exception):
+    """Base class: the CLI prints `ErrorType: message` for these, never a traceback."""
+
+    exit_code = 1
+
+
+class ConfigError(PolarError):
+    """A config file or value is invalid. The message names the file and the field path."""
+
+    exit_code = 2
+
+
+class HarnessError(PolarError):
+    """A harness could not be created, or its game process failed."""
+
+
+class ProtocolError(PolarError):
+    """A frame on the wire was malformed, oversized or of an unexpected type."""

@@ -1,0 +1,152 @@
+"""The Harness protocol: one interface over Gymnasium envs, grid worlds and out-of-process games.
+
+A harness has Gymnasium semantics (`terminated` = the task ended, `truncated` = cut short,
+e.g. by a step limit or a crashed game process) plus a `spec` a planner can read alone, and
+optionally a symbolic state (objects and predicates) for symbolic planners and skills.
+"""
+
+from __future__ import annotations
+
+import json
+from abc import ABC, abstractmethod
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from polar.harnesses.spaces import SpaceSpec, describe_space, spec_to_space
+
+StepResult = tuple[Any, float, bool, bool, dict[str, Any]]
+
+
+class SymbolicObject(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    type: str
+    color: str | None = None
+    pos: tuple[int, int] | None = None
+    state: str | None = None  # e.g. "open", "closed", "locked" for doors
+
+
+class SymbolicState(BaseModel):
+    """What holds now, in words a symbolic planner or a skill's termination test reads."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    predicates: list[str] = Field(default_factory=list)  # e.g. "carrying(key,yellow)"
+    goal: list[str] = Field(default_factory=list)  # goal predicates, e.g. "at(goal)"
+    objects: list[SymbolicObject] = Field(default_factory=list)
+    agent: dict[str, Any] = Field(default_factory=dict)  # pose, carried object
+    mission: str | None = None
+
+    def holds(self, predicate: str) -> bool:
+        return predicate in self.predicates
+
+
+class HarnessSpec(BaseModel):
+    """Static metadata: a planner must be able to read a harness from this alone."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    description: str
+    observation_space: SpaceSpec
+    action_space: SpaceSpec
+    action_meanings: list[str] | None = None
+    reward_range: tuple[float, float] = (float("-inf"), float("inf"))
+    max_steps: int | None = None
+    reports_success: bool = False  # whether info["success"] is set at episode end
+    predicate_vocabulary: list[str] = Field(default_factory=list)  # e.g. "carrying(TYPE,COLOR)"
+    extra: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def has_symbolic_state(self) -> bool:
+        return bool(self.predicate_vocabulary)
+
+    def describe(self) -> str:
+        """The spec as text, exactly as planners receive it."""
+        lines = [f"Harness: {self.id}", self.description.strip(), ""]
+        lines.append(f"Observation space: {describe_space(self.observation_space)}")
+        lines.append(f"Action space: {describe_space(self.action_space)}")
+        if self.action_meanings:
+            lines.append("Actions: " + ", ".join(f"{i}={m}" for i, m in enumerate(self.action_meanings)))
+        lo, hi = self.reward_range
+        lines.append(f"Reward range: [{lo}, {hi}]")
+        if self.max_steps:
+            lines.append(f"Step limit: {self.max_steps}")
+        if self.predicate_vocabulary:
+            lines.append("Predicates: " + ", ".join(self.predicate_vocabulary))
+        return "\n".join(lines)
+
+
+class Harness(ABC):
+    """Base class of every harness. Subclasses set `spec` and implement reset/step/close."""
+
+    spec: HarnessSpec
+
+    @abstractmethod
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
+        ...
+
+    @abstractmethod
+    def step(self, action: Any) -> StepResult:
+        ...
+
+    def close(self) -> None:  # noqa: B027 - optional for harnesses holding nothing
+        pass
+
+    def symbolic_state(self) -> SymbolicState | None:
+        """The symbolic state now, or None when the harness has none."""
+        return None
+
+    def render_text(self, obs: Any) -> str:
+        """A text view of an observation for a planner; harnesses with richer views override."""
+        return json.dumps(_plain(obs))
+
+    @property
+    def observation_space(self) -> gym.Space:
+        return spec_to_space(self.spec.observation_space)
+
+    @property
+    def action_space(self) -> gym.Space:
+        return spec_to_space(self.spec.action_space)
+
+    def __enter__(self) -> Harness:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _plain(x: Any) -> Any:
+    if isinstance(x, np.ndarray):
+        return np.round(x, 4).tolist() if x.dtype.kind == "f" else x.tolist()
+    if isinstance(x, np.generic):
+        return x.item()
+    if isinstance(x, dict):
+        return {k: _plain(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_plain(v) for v in x]
+    return x
+
+
+class HarnessEnv(gym.Env):
+    """A gymnasium.Env view of a harness, for vector envs, RL and Gymnasium's env checker."""
+
+    metadata = {"render_modes": []}
+
+    def __init__(self, harness: Harness) -> None:
+        self.harness = harness
+        self.observation_space = harness.observation_space
+        self.action_space = harness.action_space
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        super().reset(seed=seed)
+        return self.harness.reset(seed=seed, options=options)
+
+    def step(self, action: Any) -> StepResult:
+        return self.harness.step(action)
+
+    def close(self) -> None:
+        self.harness.close()

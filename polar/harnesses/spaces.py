@@ -1,0 +1,117 @@
+"""Gymnasium spaces <-> plain-data descriptions a planner (or another process) can read."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import gymnasium as gym
+import numpy as np
+from pydantic import BaseModel, ConfigDict
+
+
+class SpaceSpec(BaseModel):
+    """A serialisable description of a gymnasium space.
+
+    Box bounds are a scalar when uniform (so an image space stays small) or a nested list.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    type: Literal["discrete", "box", "multi_discrete", "multi_binary", "dict", "tuple", "text"]
+    n: int | None = None
+    start: int | None = None
+    shape: tuple[int, ...] | None = None
+    dtype: str | None = None
+    low: Any = None
+    high: Any = None
+    nvec: list[int] | None = None
+    spaces: dict[str, SpaceSpec] | list[SpaceSpec] | None = None
+    max_length: int | None = None
+
+
+def _bound(a: np.ndarray) -> Any:
+    flat = a.reshape(-1)
+    if flat.size and np.all(flat == flat[0]):
+        v = flat[0].item()
+        return v if np.isfinite(v) else ("inf" if v > 0 else "-inf")
+    return np.where(np.isfinite(a), a, np.sign(a) * 1e308).tolist()
+
+
+def _unbound(v: Any, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    if isinstance(v, str):
+        v = float(v)
+    arr = np.asarray(v, dtype=np.float64)
+    arr = np.where(np.abs(arr) >= 1e308, np.sign(arr) * np.inf, arr)
+    return np.broadcast_to(arr, shape).astype(dtype)
+
+
+def space_to_spec(space: gym.Space) -> SpaceSpec:
+    if isinstance(space, gym.spaces.Discrete):
+        return SpaceSpec(type="discrete", n=int(space.n), start=int(space.start))
+    if isinstance(space, gym.spaces.Box):
+        return SpaceSpec(
+            type="box",
+            shape=tuple(space.shape),
+            dtype=space.dtype.name,
+            low=_bound(space.low),
+            high=_bound(space.high),
+        )
+    if isinstance(space, gym.spaces.MultiDiscrete):
+        return SpaceSpec(type="multi_discrete", nvec=[int(x) for x in space.nvec.reshape(-1)],
+                         shape=tuple(space.shape))
+    if isinstance(space, gym.spaces.MultiBinary):
+        return SpaceSpec(type="multi_binary", shape=tuple(space.shape))
+    if isinstance(space, gym.spaces.Dict):
+        return SpaceSpec(type="dict", spaces={k: space_to_spec(s) for k, s in space.spaces.items()})
+    if isinstance(space, gym.spaces.Tuple):
+        return SpaceSpec(type="tuple", spaces=[space_to_spec(s) for s in space.spaces])
+    if isinstance(space, gym.spaces.Text):
+        return SpaceSpec(type="text", max_length=int(space.max_length))
+    raise TypeError(f"unsupported space type {type(space).__name__}")
+
+
+def spec_to_space(spec: SpaceSpec | dict) -> gym.Space:
+    if isinstance(spec, dict):
+        spec = SpaceSpec.model_validate(spec)
+    t = spec.type
+    if t == "discrete":
+        return gym.spaces.Discrete(spec.n, start=spec.start or 0)
+    if t == "box":
+        dtype = np.dtype(spec.dtype or "float32")
+        shape = tuple(spec.shape or ())
+        return gym.spaces.Box(_unbound(spec.low, shape, dtype), _unbound(spec.high, shape, dtype),
+                              shape=shape, dtype=dtype)
+    if t == "multi_discrete":
+        return gym.spaces.MultiDiscrete(np.asarray(spec.nvec).reshape(spec.shape or (-1,)))
+    if t == "multi_binary":
+        return gym.spaces.MultiBinary(list(spec.shape or ()))
+    if t == "dict":
+        assert isinstance(spec.spaces, dict)
+        return gym.spaces.Dict({k: spec_to_space(s) for k, s in spec.spaces.items()})
+    if t == "tuple":
+        assert isinstance(spec.spaces, list)
+        return gym.spaces.Tuple([spec_to_space(s) for s in spec.spaces])
+    if t == "text":
+        return gym.spaces.Text(max_length=spec.max_length or 1024)
+    raise ValueError(f"unknown space type {t!r}")
+
+
+def describe_space(spec: SpaceSpec) -> str:
+    """A one-line human/planner reading of a space."""
+    t = spec.type
+    if t == "discrete":
+        start = spec.start or 0
+        return f"Discrete({spec.n}) — integers {start}..{start + (spec.n or 0) - 1}"
+    if t == "box":
+        return f"Box(shape={list(spec.shape or ())}, dtype={spec.dtype}, low={spec.low}, high={spec.high})"
+    if t == "multi_discrete":
+        return f"MultiDiscrete({spec.nvec})"
+    if t == "multi_binary":
+        return f"MultiBinary({list(spec.shape or ())})"
+    if t == "dict":
+        assert isinstance(spec.spaces, dict)
+        return "Dict(" + ", ".join(f"{k}: {describe_space(s)}" for k, s in spec.spaces.items()) + ")"
+    if t == "tuple":
+        assert isinstance(spec.spaces, list)
+        return "Tuple(" + ", ".join(describe_space(s) for s in spec.spaces) + ")"
+    return f"Text(max_length={spec.max_length})"

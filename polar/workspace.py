@@ -1,0 +1,44 @@
+"""Where Polar finds the assets a user edits (harness specs, skills, prompts, ...).
+
+Search order for a folder such as `prompts`: `./prompts` under the current directory,
+`$POLAR_HOME/prompts`, the source checkout Polar runs from, then the defaults shipped
+inside the wheel (`polar/_defaults/prompts`).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+ASSET_DIRS = ("harnesses", "skills", "planners", "prompts", "sandboxes", "evals")
+_PACKAGE = Path(__file__).resolve().parent
+
+
+def search_roots() -> list[Path]:
+    roots = [Path.cwd()]
+    if home := os.environ.get("POLAR_HOME"):
+        roots.append(Path(home).expanduser())
+    roots.append(_PACKAGE.parent)  # a source checkout / editable install
+    roots.append(_PACKAGE / "_defaults")  # the copies shipped in the wheel
+    seen: list[Path] = []
+    for r in roots:
+        r = r.resolve()
+        if r not in seen:
+            seen.append(r)
+    return seen
+
+
+def asset_dirs(kind: str) -> list[Path]:
+    """Every existing folder of this kind, highest priority first."""
+    if kind not in ASSET_DIRS:
+        raise ValueError(f"unknown asset folder {kind!r}; expected one of {ASSET_DIRS}")
+    return [r / kind for r in search_roots() if (r / kind).is_dir()]
+
+
+def find_asset(kind: str, relative: str) -> Path | None:
+    """The first `<root>/<kind>/<relative>` that exists, or None."""
+    for d in asset_dirs(kind):
+        p = d / relative
+        if p.exists():
+            return p
+    return None
