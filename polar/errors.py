@@ -21,3 +21,11 @@ class HarnessError(PolarError):
 
 class ProtocolError(PolarError):
     """A frame on the wire was malformed, oversized or of an unexpected type."""
+
+
+class PlannerError(PolarError):
+    """The planner could not produce a valid decision (unparseable reply, unknown task...)."""
+
+
+class BudgetExceeded(PolarError):
+    """A per-episode or per-run budget (LLM calls, tokens, dollars, env steps) ran out."""

@@ -121,7 +121,7 @@ class Harness(ABC):
 
 def _plain(x: Any) -> Any:
     if isinstance(x, np.ndarray):
-        return np.round(x, 4).tolist() if x.dtype.kind == "f" else x.tolist()
+        return np.round(x.astype(np.float64), 4).tolist() if x.dtype.kind == "f" else x.tolist()
     if isinstance(x, np.generic):
         return x.item()
     if isinstance(x, dict):

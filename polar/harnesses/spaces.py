@@ -29,19 +29,21 @@ class SpaceSpec(BaseModel):
     max_length: int | None = None
 
 
+def _num(v: float) -> float | str:
+    return v if np.isfinite(v) else ("inf" if v > 0 else "-inf")
+
+
 def _bound(a: np.ndarray) -> Any:
+    """Box bounds as JSON: a scalar when uniform, else nested lists; infinities as strings."""
+    a = np.asarray(a, dtype=np.float64)
     flat = a.reshape(-1)
     if flat.size and np.all(flat == flat[0]):
-        v = flat[0].item()
-        return v if np.isfinite(v) else ("inf" if v > 0 else "-inf")
-    return np.where(np.isfinite(a), a, np.sign(a) * 1e308).tolist()
+        return _num(flat[0].item())
+    return np.vectorize(_num, otypes=[object])(a).tolist()
 
 
 def _unbound(v: Any, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
-    if isinstance(v, str):
-        v = float(v)
-    arr = np.asarray(v, dtype=np.float64)
-    arr = np.where(np.abs(arr) >= 1e308, np.sign(arr) * np.inf, arr)
+    arr = np.vectorize(float, otypes=[np.float64])(np.asarray(v, dtype=object))
     return np.broadcast_to(arr, shape).astype(dtype)
 
 

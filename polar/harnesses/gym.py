@@ -1,0 +1,75 @@
+"""`gym:<EnvId>`: any registered Gymnasium environment as a harness."""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+import gymnasium as gym
+
+from polar.errors import HarnessError
+from polar.harnesses.base import Harness, HarnessSpec, StepResult
+from polar.harnesses.spaces import space_to_spec
+
+
+def _first_paragraph(doc: str | None, limit: int = 600) -> str:
+    if not doc:
+        return ""
+    text = inspect.cleandoc(doc)
+    for block in text.split("\n\n"):
+        block = " ".join(line.strip() for line in block.splitlines() if line.strip())
+        if block and not block.startswith(("#", "|", "..")) and len(block) > 20:
+            return block[:limit]
+    return text[:limit]
+
+
+def make_gym_env(env_id: str, **kwargs: Any) -> gym.Env:
+    try:
+        return gym.make(env_id, **kwargs)
+    except gym.error.Error as err:
+        raise HarnessError(f"gym:{env_id}: {err}") from None
+    except TypeError as err:
+        raise HarnessError(f"gym:{env_id}: bad keyword arguments: {err}") from None
+
+
+class GymHarness(Harness):
+    """Wraps a gymnasium env; adds a spec a planner can read."""
+
+    def __init__(self, env_id: str, description: str | None = None, **kwargs: Any) -> None:
+        self.env = make_gym_env(env_id, **kwargs)
+        self._seeded = False
+        meanings = None
+        get_meanings = getattr(self.env.unwrapped, "get_action_meanings", None)
+        if callable(get_meanings):
+            meanings = list(get_meanings())
+        max_steps = self.env.spec.max_episode_steps if self.env.spec else None
+        self.spec = HarnessSpec(
+            id=f"gym:{env_id}",
+            description=description or _first_paragraph(type(self.env.unwrapped).__doc__)
+            or f"Gymnasium environment {env_id}.",
+            observation_space=space_to_spec(self.env.observation_space),
+            action_space=space_to_spec(self.env.action_space),
+            action_meanings=meanings,
+            max_steps=max_steps,
+            extra={"kwargs": kwargs} if kwargs else {},
+        )
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None):
+        if seed is not None and not self._seeded:
+            self.env.action_space.seed(seed)
+            self._seeded = True
+        return self.env.reset(seed=seed, options=options)
+
+    def step(self, action: Any) -> StepResult:
+        return self.env.step(action)
+
+    def close(self) -> None:
+        self.env.close()
+
+    @property
+    def observation_space(self) -> gym.Space:
+        return self.env.observation_space
+
+    @property
+    def action_space(self) -> gym.Space:
+        return self.env.action_space

@@ -1,0 +1,81 @@
+"""Parse BabyAI/MiniGrid-style missions into goal predicates.
+
+Used by the MiniGrid harness (the spec's goal) and by the symbolic planner (free-form tasks).
+Supported forms: go to / get to / reach X, pick up X, open X, put X next to Y, and the
+DoorKey / LockedRoom phrasing that ends in reaching the goal square.
+"""
+
+from __future__ import annotations
+
+import re
+
+ANY = "any"
+COLORS = ("red", "green", "blue", "purple", "yellow", "grey")
+OBJECT_TYPES = ("key", "ball", "box", "door", "goal")
+
+_COLOR = "(?:(?P<{n}c>" + "|".join(COLORS) + r")\s+)?"
+_OBJ = "(?P<{n}t>" + "|".join(OBJECT_TYPES) + r")(?:\s+square)?"
+
+
+def _obj(name: str) -> str:
+    return r"(?:the|a|an)?\s*" + _COLOR.format(n=name) + _OBJ.format(n=name)
+
+
+def _atom(pred: str, m: re.Match[str], name: str) -> str:
+    t, c = m.group(f"{name}t"), m.group(f"{name}c")
+    if t == "goal":
+        return "at(goal)" if pred in ("at", "facing") else f"{pred}(goal)"
+    return f"{pred}({t},{c or ANY})"
+
+
+_PATTERNS: list[tuple[str, str]] = [
+    (r"\bput\s+" + _obj("a") + r"\s+next\s+to\s+" + _obj("b"), "next_to"),
+    (r"\bpick\s+up\s+" + _obj("a"), "carrying"),
+    (r"\b(?:unlock|open)\s+" + _obj("a"), "open"),
+    (r"\b(?:go|get|move|navigate|walk)\s+to\s+" + _obj("a"), "facing"),
+    (r"\breach\s+" + _obj("a"), "facing"),
+]
+
+
+def parse_mission(text: str) -> list[str] | None:
+    """Goal predicates for a mission, or None when the text is not a form we understand.
+
+    For compound missions ("open the door and then get to the goal") the goal is the last
+    clause: earlier clauses are means, not ends. `put X next to Y` gives `adjacent(X,Y)`.
+    A predicate without a colour (e.g. `carrying(ball)`) matches any colour.
+    """
+    s = text.lower().strip()
+    clauses = re.split(r",?\s*(?:and then|then|and|,)\s+", s)
+    for clause in reversed(clauses):
+        for pattern, pred in _PATTERNS:
+            m = re.search(pattern, clause)
+            if not m:
+                continue
+            if pred == "next_to":
+                a, b = _atom("x", m, "a")[2:-1], _atom("x", m, "b")[2:-1]
+                return [f"adjacent({a},{b})"]
+            return [_atom(pred, m, "a")]
+    return None
+
+
+def split_atom(atom: str) -> tuple[str, list[str]]:
+    """`carrying(key,yellow)` -> ("carrying", ["key", "yellow"])."""
+    name, _, rest = atom.partition("(")
+    args = rest.rstrip(")")
+    return name, [a.strip() for a in args.split(",")] if args else []
+
+
+def holds(goal: str, predicates: list[str] | set[str]) -> bool:
+    """Whether a goal atom (possibly with `any` wildcards) is satisfied by some predicate."""
+    if goal in predicates:
+        return True
+    gname, gargs = split_atom(goal)
+    if ANY not in gargs:
+        return False
+    for p in predicates:
+        name, args = split_atom(p)
+        if name == gname and len(args) == len(gargs) and all(
+            g in (ANY, a) for g, a in zip(gargs, args, strict=True)
+        ):
+            return True
+    return False

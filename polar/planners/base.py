@@ -1,0 +1,70 @@
+"""The Planner protocol and the context a planner decides from."""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from polar.harnesses.base import HarnessSpec, SymbolicState
+from polar.planners.decisions import Decision
+
+
+class SkillInfo(BaseModel):
+    """What a planner sees of a skill: enough to judge whether it fits and how to call it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    version: int | None = None
+    kind: str = "policy"  # policy | code | primitive
+    description: str
+    parameters: dict[str, list[str] | str] = Field(default_factory=dict)  # name -> choices/type
+    preconditions: list[str] = Field(default_factory=list)
+    effects: list[str] = Field(default_factory=list)
+    success_rate: float | None = None
+    success_ci: tuple[float, float] | None = None
+    affordance: float | None = None  # value estimate at the current state, when known
+
+
+class HistoryItem(BaseModel):
+    """One executed decision and what came of it, as the planner reads it back."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    decision: str  # a short rendering, e.g. "goto(object=key, color=yellow)"
+    success: bool
+    steps: int
+    reward: float
+    reason: str  # the outcome's cause, e.g. "termination holds", "step budget (100) exhausted"
+
+
+class PlannerContext(BaseModel):
+    """Everything a planner decides from; templates render exactly these fields."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    task: str
+    spec: HarnessSpec
+    observation: str  # the rendered observation (harness.render_text)
+    symbolic: SymbolicState | None = None
+    history: list[HistoryItem] = Field(default_factory=list)
+    skills: list[SkillInfo] = Field(default_factory=list)
+    step: int = 0  # env steps so far in this episode
+    steps_left: int | None = None
+    episode_id: str = ""
+    feedback: str | None = None  # e.g. the last failure's cause, for replanning
+    extra: dict[str, Any] = Field(default_factory=dict)
+
+
+@runtime_checkable
+class Planner(Protocol):
+    """`decide` returns a validated Decision; it raises PlannerError when it cannot."""
+
+    name: str
+
+    def decide(self, context: PlannerContext) -> Decision: ...
+
+    def reset(self) -> None:
+        """Forget per-episode state (called at the start of each episode)."""
+        ...
