@@ -11,6 +11,7 @@ import sys
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from polar.errors import PolarError
 
@@ -35,7 +36,9 @@ def main() -> None:
     try:
         app()
     except PolarError as err:
-        Console(stderr=True).print(f"[bold red]{type(err).__name__}[/]: {err}", highlight=False)
+        Console(stderr=True, soft_wrap=True).print(
+            f"[bold red]{type(err).__name__}[/]: {escape(str(err))}", highlight=False
+        )
         sys.exit(err.exit_code)
     except KeyboardInterrupt:
         Console(stderr=True).print("interrupted")
