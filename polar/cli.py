@@ -25,7 +25,13 @@ app = typer.Typer(
 
 # Each module defines `register(app: typer.Typer) -> None`.
 CLI_MODULES = [
+    "polar.sandboxes.cli",
     "polar.harnesses.cli",
+    "polar.agent_cli",
+    "polar.skills.cli",
+    "polar.rl.cli",
+    "polar.llm.cli",
+    "polar.evals.cli",
 ]
 
 for _name in CLI_MODULES:

@@ -37,7 +37,7 @@ class DecisionRecord(BaseModel):
 
     index: int
     decision: dict[str, Any]  # the validated decision, as JSON
-    outcome: dict[str, Any] = Field(default_factory=dict)  # SkillOutcome / code result as JSON
+    outcomes: list[dict[str, Any]] = Field(default_factory=list)  # one per executed call (JSON)
     env_steps: int = 0
     planner_s: float = 0.0  # time inside the planner, model latency included
     llm_calls: list[LLMCallRecord] = Field(default_factory=list)

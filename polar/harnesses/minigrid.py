@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import heapq
 import string
 from typing import Any
 
@@ -24,9 +25,11 @@ _CODES = {"unseen": "??", "empty": " .", "wall": "##", "floor": " _", "goal": "G
 PREDICATE_VOCABULARY = [
     "carrying(TYPE,COLOR)", "facing(TYPE,COLOR)", "next_to(TYPE,COLOR)", "at(goal)",
     "open(door,COLOR)", "closed(door,COLOR)", "locked(door,COLOR)",
-    "adjacent(TYPE,COLOR,TYPE,COLOR)",
+    "adjacent(TYPE,COLOR,TYPE,COLOR)", "reachable(TYPE,COLOR)", "reachable(goal)",
+    "behind(TYPE,COLOR,OBSTACLE_TYPE,OBSTACLE_COLOR)", "front_clear",
 ]
 _PORTABLE = ("key", "ball", "box")
+_OBSTACLE_COST = 100
 
 
 def _cell_code(obj_idx: int, color_idx: int, state_idx: int) -> str:
@@ -133,6 +136,9 @@ class MiniGridHarness(Harness):
         front = by_pos.get((ax + dx, ay + dy))
         if front is not None:
             preds.add("facing(goal)" if front.type == "goal" else f"facing({front.type},{front.color})")
+        fx, fy = ax + dx, ay + dy
+        if 0 <= fx < u.width and 0 <= fy < u.height and u.grid.get(fx, fy) is None:
+            preds.add("front_clear")
         here = by_pos.get((ax, ay))
         if here is not None and here.type == "goal":
             preds.add("at(goal)")
@@ -149,6 +155,7 @@ class MiniGridHarness(Harness):
                     nb = by_pos.get((x + vx, y + vy))
                     if nb is not None and nb.type in _PORTABLE:
                         preds.add(f"adjacent({o.type},{o.color},{nb.type},{nb.color})")
+        preds |= self._reachable(by_pos, (ax, ay))
         mission = str(u.mission)
         return SymbolicState(
             predicates=sorted(preds),
@@ -157,6 +164,52 @@ class MiniGridHarness(Harness):
             agent={"pos": [ax, ay], "dir": DIRECTIONS[u.agent_dir], "carrying": carrying},
             mission=mission,
         )
+
+    def _reachable(self, by_pos: dict[tuple[int, int], SymbolicObject], start: tuple[int, int]) -> set[str]:
+        """`reachable(T,C)` for objects the agent can walk next to (onto, for the goal) now;
+        otherwise `behind(T,C,OT,OC)`: OT,OC is the first obstacle (a closed or locked door,
+        or an object in the way) on a shortest path to it. Lava is never entered."""
+        u = self.grid_env
+        # Dijkstra where entering an obstacle costs extra, so a path around objects is
+        # preferred to one through them.
+        first: dict[tuple[int, int], SymbolicObject | None] = {start: None}
+        dist = {start: 0}
+        heap = [(0, start)]
+        while heap:
+            d, c = heapq.heappop(heap)
+            if d > dist[c]:
+                continue
+            for vx, vy in DIR_VECTORS:
+                n = (c[0] + vx, c[1] + vy)
+                if not (0 <= n[0] < u.width and 0 <= n[1] < u.height):
+                    continue
+                cell = u.grid.get(*n)
+                if cell is not None and cell.type in ("wall", "lava"):
+                    continue
+                obj = by_pos.get(n)
+                blocks = obj is not None and (
+                    (obj.type == "door" and obj.state != "open") or obj.type in _PORTABLE
+                )
+                nd = d + 1 + (_OBSTACLE_COST if blocks else 0)
+                if nd < dist.get(n, 1 << 30):
+                    dist[n] = nd
+                    first[n] = first[c] if (first[c] is not None or not blocks) else obj
+                    heapq.heappush(heap, (nd, n))
+        out: set[str] = set()
+        for pos, obj in by_pos.items():
+            approach = [pos] if obj.type == "goal" else []
+            approach += [(pos[0] + vx, pos[1] + vy) for vx, vy in DIR_VECTORS]
+            options = [(first[q] is not None, dist[q], q) for q in approach if q in dist and q != pos or
+                       (q == pos and obj.type == "goal" and q in dist)]
+            if not options:
+                continue
+            blocked, _, q = min(options, key=lambda t: (t[0], t[1]))
+            name = "goal" if obj.type == "goal" else f"{obj.type},{obj.color}"
+            if not blocked:
+                out.add(f"reachable({name})")
+            elif (ob := first[q]) is not None and ob is not obj:
+                out.add(f"behind({name},{ob.type},{ob.color})")
+        return out
 
     def render_text(self, obs: dict[str, Any]) -> str:
         """The agent's egocentric view as a grid (agent `^^` at the bottom centre, facing up)

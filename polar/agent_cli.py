@@ -1,0 +1,76 @@
+"""`polar task` (one episode with a live trace) and `polar demo` (the short comparison)."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.console import Console
+
+console = Console()
+
+
+def _trace(kind: str, payload: dict[str, Any]) -> None:
+    if kind == "start":
+        console.print(f"[bold]task[/]: {payload['task']}  [dim]harness {payload['harness']}, "
+                      f"seed {payload['seed']}, episode {payload['episode_id']}[/]")
+    elif kind == "decision":
+        d = payload["decision"]
+        text = d.model_dump_json(exclude_none=True, exclude={"source"})
+        console.print(f"[cyan]decide #{payload['index']}[/] {text}", highlight=False)
+    elif kind == "outcome":
+        o = payload["outcome"]
+        ok = o.get("success")
+        mark = "[green]ok[/]" if ok else "[red]failed[/]"
+        console.print(f"   {mark} {payload.get('call', 'code')}: {o.get('reason', '')} "
+                      f"[dim]({o.get('steps', 0)} steps, return {o.get('episode_return', 0.0):.3f})[/]",
+                      highlight=False)
+
+
+def task(
+    text: str = typer.Argument(..., help="The task in natural language."),
+    harness: str = typer.Option(..., "--harness", "-h", help="Harness id (see `polar harness list`)."),
+    planner: str = typer.Option(
+        None, "--planner", "-p",
+        help="Planner profile (path or name under planners/). Default: $POLAR_PLANNER or 'symbolic'."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the episode's reset."),
+    out: Path = typer.Option(None, "--out", help="Folder for episode.json (default runs/task-<time>)."),
+    skills: Path = typer.Option(None, "--skills", help="Skill library folder (default: skills/)."),
+    max_decisions: int = typer.Option(50, help="Decision budget of the episode."),
+    max_steps: int = typer.Option(None, help="Env-step cap (default: the harness's own limit)."),
+) -> None:
+    """Run one episode: the planner decides, skills and sandboxed code act, outcomes feed back.
+
+    Prints each decision and outcome live, writes the episode record, and exits 0 on success,
+    1 otherwise.
+    """
+    from polar.agent import Agent, AgentConfig
+    from polar.harnesses.registry import make_harness
+    from polar.planners.profile import load_planner
+    from polar.skills.store import SkillLibrary
+
+    profile = planner or os.environ.get("POLAR_PLANNER") or "symbolic"
+    p = load_planner(profile)
+    library = SkillLibrary(skills) if skills else SkillLibrary()
+    agent = Agent(p, library, AgentConfig(max_decisions=max_decisions, max_env_steps=max_steps),
+                  on_event=_trace)
+    with make_harness(harness) as h:
+        record = agent.run(text, h, seed=seed)
+    out = out or Path("runs") / f"task-{time.strftime('%Y%m%d-%H%M%S')}"
+    record.save(Path(out) / "episode.json")
+    status = "[green]success[/]" if record.success else f"[red]failure[/] ({record.failure_cause}: {record.failure_detail})"
+    console.print(
+        f"{status}: {record.env_steps} steps, return {record.episode_return:.3f}, "
+        f"{len(record.decisions)} decisions, {record.llm_calls} LLM calls, "
+        f"{record.prompt_tokens + record.completion_tokens} tokens, ${record.cost_usd:.4f}, "
+        f"{record.wall_s:.1f} s", highlight=False)
+    console.print(f"episode record: {Path(out) / 'episode.json'}")
+    if not record.success:
+        raise typer.Exit(1)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("task")(task)
