@@ -1,0 +1,194 @@
+"""LLMPlanner end to end through real HTTP: profile -> templates -> litellm -> scripted server."""
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from polar.errors import BudgetExceeded, ConfigError, PlannerError
+from polar.llm.record import read_records
+from polar.planners.base import Planner, PlannerContext
+from polar.planners.decisions import Finish, Plan, PolicyCode, SkillCall
+from polar.planners.llm import LLMPlanner
+from polar.planners.profile import LLMProfile, load_planner, load_profile
+from polar.prompts.templates import TemplateError
+from tests.llm_server import Reply, ScriptedLLMServer
+
+CONTEXT = Path(__file__).resolve().parents[2] / "prompts" / "examples" / "doorkey_context.json"
+OPEN_DOOR = {"kind": "skill", "skill": "open_door", "args": {"color": "yellow"}, "reason": "I carry the key"}
+
+
+@pytest.fixture
+def server():
+    with ScriptedLLMServer() as s:
+        yield s
+
+
+@pytest.fixture
+def context() -> PlannerContext:
+    return PlannerContext.model_validate_json(CONTEXT.read_text())
+
+
+def write_profile(tmp_path: Path, server: ScriptedLLMServer, **fields) -> Path:
+    data = {
+        "backend": "llm", "model": "openai/scripted", "api_base": server.url, "mode": "skill",
+        "timeout_s": 5, "retries": {"max_attempts": 3, "initial_wait_s": 0.01, "jitter_s": 0},
+        "cache_dir": str(tmp_path / "cache"), "record_path": str(tmp_path / "calls.jsonl"),
+        "budgets": {"max_calls": 10},
+    }
+    data.update(fields)
+    path = tmp_path / "profile.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+def test_good_reply_becomes_a_decision_with_call_records(server, context, tmp_path):
+    server.push(Reply.decision(OPEN_DOOR, usage=(812, 31)))
+    planner = load_planner(write_profile(tmp_path, server))
+    assert isinstance(planner, Planner) and planner.name == "llm:profile"
+    decision = planner.decide(context)
+    assert decision == SkillCall(skill="open_door", args={"color": "yellow"}, reason="I carry the key")
+    [call] = planner.last_calls
+    assert (call.prompt_tokens, call.completion_tokens, call.cached) == (812, 31, False)
+    assert call.template == "planner_system+planner_skill" and len(call.template_hash) == 12
+    assert planner.usage.calls == 1 and planner.usage.tokens == 843
+    sent = server.requests[0].messages
+    assert [m["role"] for m in sent] == ["system", "user"]
+    assert context.task in sent[1]["content"] and "open_door(color:" in sent[1]["content"]
+    assert "carrying(key,yellow)" in sent[1]["content"]  # the symbolic predicates
+    assert "termination holds" in sent[1]["content"]  # the history with outcomes
+    [rec] = read_records(tmp_path / "calls.jsonl")
+    assert rec.episode_id == context.episode_id and rec.valid and rec.prompt_tokens == 812
+
+
+def test_malformed_json_is_repaired_on_the_second_round(server, context, tmp_path):
+    server.push(Reply.text('Sure! {"decision": {"kind": "skill", "skill": "open_door", "args": {"color": '),
+                Reply.text("```json\n" + json.dumps({"decision": OPEN_DOOR}) + "\n```"))
+    planner = load_planner(write_profile(tmp_path, server))
+    assert planner.decide(context).skill == "open_door"
+    assert len(planner.last_calls) == 2 and server.request_count == 2
+    repair = server.requests[1].messages
+    assert repair[-2]["role"] == "assistant" and repair[-2]["content"].startswith("Sure!")
+    assert "not valid JSON" in repair[-1]["content"]
+    assert [r.valid for r in read_records(tmp_path / "calls.jsonl")] == [False, True]
+
+
+def test_wrong_kind_unknown_skill_and_bad_argument_are_sent_back(server, context, tmp_path):
+    server.push(Reply.decision({"kind": "code", "source": "def act(obs):\n    return 2\n"}),
+                Reply.decision({"kind": "skill", "skill": "teleport"}),
+                Reply.decision({"kind": "skill", "skill": "open_door", "args": {"color": "pink"}}),
+                Reply.decision(OPEN_DOOR))
+    planner = load_planner(write_profile(tmp_path, server, repair_rounds=3))
+    assert planner.decide(context).skill == "open_door"
+    feedback = [r.messages[-1]["content"] for r in server.requests[1:]]
+    assert "kind 'code' is not allowed" in feedback[0]
+    assert "unknown skill 'teleport'" in feedback[1] and "open_door" in feedback[1]
+    assert "color='pink' is not one of" in feedback[2]
+
+
+def test_no_valid_reply_after_repairs_is_a_planner_error(server, context, tmp_path):
+    server.push(*[Reply.text("I would open the door.")] * 3)
+    planner = load_planner(write_profile(tmp_path, server, repair_rounds=2))
+    with pytest.raises(PlannerError, match=r"no valid decision after 3 replies.*no JSON object"):
+        planner.decide(context)
+    assert len(planner.last_calls) == 3
+
+
+def test_plan_and_code_modes(server, context, tmp_path):
+    plan = {"kind": "plan", "steps": [OPEN_DOOR, {"kind": "skill", "skill": "goto_goal"}]}
+    server.push(Reply.decision(plan))
+    planner = load_planner(write_profile(tmp_path, server, mode="plan"))
+    assert isinstance(planner.decide(context), Plan)
+    assert "plan" in server.requests[-1].messages[0]["content"]
+    server.push(Reply.decision({"kind": "code", "source": "def act(obs)\n    return 2\n"}),
+                Reply.decision({"kind": "code", "source": "def policy(obs):\n    return 2\n"}),
+                Reply.decision({"kind": "code", "source": "def act(obs):\n    return 2\n", "max_steps": 20}))
+    planner = load_planner(write_profile(tmp_path, server, mode="code"))
+    assert isinstance(planner.decide(context), PolicyCode)
+    assert "syntax error at line 1" in server.requests[-2].messages[-3]["content"] or \
+        "syntax error at line 1" in server.requests[-2].messages[-1]["content"]
+    assert "does not define the function act(obs)" in server.requests[-1].messages[-1]["content"]
+
+
+def test_retries_reach_the_planner_through_http(server, context, tmp_path):
+    server.push(Reply.error(429, retry_after=0.2), Reply.error(500), Reply.decision(OPEN_DOOR))
+    planner = load_planner(write_profile(tmp_path, server))
+    assert planner.decide(context).skill == "open_door"
+    assert server.request_count == 3 and len(planner.last_calls) == 1
+
+
+def test_hanging_server_ends_in_a_clear_planner_error(server, context, tmp_path):
+    server.push(Reply.hang_forever(), Reply.hang_forever())
+    planner = load_planner(write_profile(tmp_path, server, timeout_s=0.3,
+                                         retries={"max_attempts": 2, "initial_wait_s": 0.01}))
+    with pytest.raises(PlannerError, match=r"timed out \(timeout_s=0.3 per attempt\)"):
+        planner.decide(context)
+
+
+def test_budget_exhaustion_raises_and_reset_starts_a_new_episode(server, context, tmp_path):
+    server.default = Reply.decision(OPEN_DOOR, usage=(100, 10))
+    planner = load_planner(write_profile(tmp_path, server, cache_dir=None, budgets={"max_calls": 2}))
+    planner.decide(context)
+    planner.decide(context)
+    with pytest.raises(BudgetExceeded, match="max_calls=2"):
+        planner.decide(context)
+    assert server.request_count == 2 and planner.last_calls == []
+    planner.reset()
+    assert planner.decide(context).skill == "open_door" and planner.usage.calls == 1
+
+
+def test_budget_runs_out_during_repairs(server, context, tmp_path):
+    server.default = Reply.text("nothing useful", usage=(500, 10))
+    planner = load_planner(write_profile(tmp_path, server, budgets={"max_calls": None, "max_tokens": 1000}))
+    with pytest.raises(BudgetExceeded, match="budgets.max_tokens=1000"):
+        planner.decide(context)
+    assert len(planner.last_calls) == 2  # what was spent stays visible to the episode record
+
+
+def test_identical_second_run_is_served_from_the_cache(server, context, tmp_path):
+    server.push(Reply.text("oops"), Reply.decision(OPEN_DOOR, usage=(700, 20)))
+    profile = write_profile(tmp_path, server)
+    first = load_planner(profile)
+    d1 = first.decide(context)
+    assert server.request_count == 2
+    second = load_planner(profile)  # a fresh process would do the same: the cache is on disk
+    d2 = second.decide(context)
+    assert d2 == d1 and server.request_count == 2
+    assert [c.cached for c in second.last_calls] == [True, True]
+    assert second.last_calls[1].prompt_tokens == 700
+    assert second.usage.calls == 2  # replays are charged like live calls, so budgets replay too
+
+
+def test_structured_output_sends_the_decision_schema(server, context, tmp_path):
+    server.push(Reply.decision({"kind": "finish", "success": True}))
+    planner = load_planner(write_profile(tmp_path, server, structured_output="json_schema"))
+    assert planner.decide(context) == Finish(success=True)
+    rf = server.requests[0].body["response_format"]
+    assert rf["type"] == "json_schema" and "decision" in rf["json_schema"]["schema"]["properties"]
+
+
+def test_bad_profile_key_names_the_field(tmp_path):
+    path = tmp_path / "typo.yaml"
+    path.write_text("backend: llm\nmodel: openai/x\ntemprature: 0.3\n")
+    with pytest.raises(ConfigError, match=r"typo.yaml: temprature: unknown key"):
+        load_profile(path)
+    path.write_text("backend: llm\nmodel: openai/x\nbudgets: {max_calls: 0}\n")
+    with pytest.raises(ConfigError, match=r"budgets.max_calls"):
+        load_profile(path)
+    path.write_text("backend: neural\n")
+    with pytest.raises(ConfigError, match=r"backend: expected one of llm, symbolic, got 'neural'"):
+        load_profile(path)
+    with pytest.raises(ConfigError, match="not found.*local-test"):
+        load_profile("no-such-profile")
+
+
+def test_shipped_profiles_load():
+    for name in ("openai", "vllm", "local-test"):
+        profile = load_profile(name)
+        assert isinstance(profile, LLMProfile) and profile.name == name
+
+
+def test_template_mode_must_match_the_profile(server, tmp_path):
+    with pytest.raises(TemplateError, match="is for mode 'code'"):
+        LLMPlanner(load_profile(write_profile(tmp_path, server, templates={"user": "planner_code"})))
