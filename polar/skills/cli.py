@@ -1,0 +1,291 @@
+"""`polar skills register|list|show|search|eval|remove|install-primitives`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+console = Console()
+skills_app = typer.Typer(help="Register, find, evaluate and remove skills in the skill library.",
+                         no_args_is_help=True)
+
+LIBRARY = typer.Option(None, "--library", "-L", help="Library folder (default: $POLAR_SKILLS, else ./skills).")
+AS_JSON = typer.Option(False, "--json", help="Print JSON.")
+
+
+def _lib(root: Path | None):
+    from polar.skills.store import SkillLibrary
+
+    return SkillLibrary(root)
+
+
+def _json_arg(text: str | None, what: str) -> Any:
+    from polar.errors import ConfigError
+
+    if text is None:
+        return None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as err:
+        raise ConfigError(f"{what}: not valid JSON ({err.msg} at column {err.colno}): {text!r}") from None
+
+
+def _skill_json(skill: Any) -> dict[str, Any]:
+    d = skill.model_dump(mode="json", exclude={"policy"})
+    d["ref"] = skill.ref
+    d["path"] = str(skill.path) if skill.path else None
+    d["evaluations"] = [m.model_dump(mode="json") for m in skill.evaluations]
+    m = skill.success_for()
+    d["success"] = m.model_dump(mode="json") if m else None
+    return d
+
+
+def _success_text(skill: Any) -> str:
+    m = skill.success_for()
+    return m.describe() + (f" on {m.harness}" if m.harness else "") if m else "not measured"
+
+
+@skills_app.command("register")
+def register_cmd(
+    checkpoint_dir: Annotated[Path, typer.Argument(help="An RL run dir (polar train --out DIR) or a saved policy dir.")],
+    name: str = typer.Option(..., "--name", help="Skill name (lowercase, digits, _ or -)."),
+    description: str = typer.Option(None, "--description", help="What the skill does, for planners."),
+    manifest: Annotated[Path | None, typer.Option("--manifest", help="YAML/JSON file with manifest fields; options override it.")] = None,
+    params: str = typer.Option(None, "--params", help='Parameter schema as JSON, e.g. {"color": ["red", "blue"]}.'),
+    harness: Annotated[list[str] | None, typer.Option("--harness", help="Harness id pattern it accepts (repeatable), e.g. 'minigrid:*'.")] = None,
+    termination: Annotated[list[str] | None, typer.Option("--termination", help="Termination predicate template (repeatable).")] = None,
+    termination_check: str = typer.Option(None, "--termination-check", help="polar.module:function termination check."),
+    precondition: Annotated[list[str] | None, typer.Option("--precondition", help="Precondition template (repeatable).")] = None,
+    effect: Annotated[list[str] | None, typer.Option("--effect", help="Effect template (repeatable).")] = None,
+    features: str = typer.Option(None, "--features", help="polar.module:function feature hook."),
+    features_kwargs: str = typer.Option(None, "--features-kwargs", help="JSON keyword arguments of the feature hook."),
+    budget: int = typer.Option(None, "--budget", help="Step budget."),
+    env_steps: int = typer.Option(None, "--env-steps", help="Env steps spent training (else read from the run dir)."),
+    trained_on: Annotated[list[str] | None, typer.Option("--trained-on", help="Harness ids trained on (else read from the run config).")] = None,
+    library: Path = LIBRARY,
+    as_json: bool = AS_JSON,
+) -> None:
+    """Register a trained policy as a new skill version."""
+    from polar.config import read_yaml
+    from polar.errors import ConfigError
+    from polar.rl.policy import load_policy
+    from polar.skills.model import Skill
+
+    data: dict[str, Any] = dict(read_yaml(manifest) or {}) if manifest else {}
+    data["name"] = name
+    overrides = {
+        "description": description, "parameters": _json_arg(params, "--params"),
+        "harnesses": harness or None, "preconditions": precondition or None, "effects": effect or None,
+        "step_budget": budget,
+    }
+    data.update({k: v for k, v in overrides.items() if v is not None})
+    if termination or termination_check:
+        data["termination"] = {"predicates": termination or [], "check": termination_check}
+    if features:
+        data["features"] = {"fn": features, "kwargs": _json_arg(features_kwargs, "--features-kwargs") or {}}
+    prov = dict(data.get("provenance") or {})
+    prov.update(_run_provenance(checkpoint_dir))
+    if env_steps is not None:
+        prov["env_steps"] = env_steps
+    if trained_on:
+        prov["trained_on"] = trained_on
+    data["provenance"] = prov
+    if not data.get("description"):
+        raise ConfigError("--description: a skill needs a description planners can read")
+    policy = load_policy(checkpoint_dir)
+    tensors, config = policy.to_state()
+    data.update(kind="policy", policy={"loader": "polar.rl.policy:Policy", "config": config})
+    from polar.config import validate
+
+    skill = validate(Skill, data, f"skill {name!r}")
+    skill = _lib(library).register(skill, tensors=tensors)
+    if as_json:
+        print(json.dumps(_skill_json(skill), indent=1))
+    else:
+        console.print(f"registered [bold]{skill.ref}[/] in {skill.path}")
+
+
+def _run_provenance(run_dir: Path) -> dict[str, Any]:
+    """What a run dir says about itself: config hash, harnesses, env steps (when written)."""
+    from polar.skills.model import sha256_file
+
+    out: dict[str, Any] = {"source": str(run_dir)}
+    for cand in ("config.yaml", "config.yml", "config.json", "train.yaml"):
+        p = run_dir / cand
+        if p.is_file():
+            out["training_config_hash"] = sha256_file(p)
+            from polar.config import read_yaml
+
+            cfg = read_yaml(p)
+            if isinstance(cfg, dict) and cfg.get("harness"):
+                h = cfg["harness"]
+                out["trained_on"] = [h] if isinstance(h, str) else list(h)
+            break
+    for cand in ("metrics.json", "summary.json", "state.json"):
+        p = run_dir / cand
+        if p.is_file():
+            try:
+                d = json.loads(p.read_text())
+            except (OSError, json.JSONDecodeError):
+                continue
+            for key in ("env_steps", "global_step", "steps"):
+                if isinstance(d, dict) and isinstance(d.get(key), int):
+                    out["env_steps"] = d[key]
+                    break
+            if "env_steps" in out:
+                break
+    return out
+
+
+@skills_app.command("list")
+def list_cmd(
+    all_versions: bool = typer.Option(False, "--all", help="Every version, not only the latest."),
+    library: Path = LIBRARY,
+    as_json: bool = AS_JSON,
+) -> None:
+    """List the skills in the library with their measured success."""
+    lib = _lib(library)
+    skills = lib.list(all_versions=all_versions)
+    if as_json:
+        print(json.dumps([_skill_json(s) for s in skills], indent=1))
+        return
+    table = Table("skill", "kind", "parameters", "success [95% CI] (n)", "description", title=str(lib.root))
+    for s in skills:
+        params = ", ".join(s.parameters)
+        table.add_row(s.ref, s.kind, params, _success_text(s), s.description)
+    console.print(table)
+
+
+@skills_app.command("show")
+def show_cmd(ref: str = typer.Argument(..., help="NAME or NAME@VERSION."), library: Path = LIBRARY,
+             as_json: bool = AS_JSON) -> None:
+    """Show one skill's manifest, provenance and evaluations."""
+    s = _lib(library).get(ref)
+    if as_json:
+        print(json.dumps(_skill_json(s), indent=1))
+        return
+    console.print(f"[bold]{s.ref}[/] ({s.kind}) — {s.path}")
+    console.print(s.description, markup=False)
+    for pname, p in s.parameters.items():
+        console.print(f"  {pname}: {'|'.join(p.choices) if p.choices else p.type}"
+                      f"{'' if p.required else ' (optional)'} {p.description}", markup=False)
+    console.print(f"accepts: {', '.join(s.harnesses)}; step budget {s.step_budget}", markup=False)
+    for label, items in (("preconditions", s.preconditions), ("effects", s.effects)):
+        if items:
+            console.print(f"{label}: {', '.join(items)}", markup=False)
+    if s.termination:
+        t = s.termination
+        preds = f"{t.mode} of [{', '.join(t.predicates)}]" if t.predicates else ""
+        console.print(f"termination: {preds}{' + ' if preds and t.check else ''}{t.check or ''}", markup=False)
+    p = s.provenance
+    console.print(f"provenance: trained on {p.trained_on or '-'}, env steps {p.env_steps or '-'}, config "
+                  f"{(p.training_config_hash or '-')[:12]}, created {p.created_at}, polar {p.polar_version}",
+                  markup=False)
+    if p.success:
+        console.print(f"success at registration: {p.success.describe()}", markup=False)
+    for m in s.evaluations:
+        console.print(f"eval {m.measured_at}: {m.describe()} on {m.harness} args {json.dumps(m.args)} "
+                      f"seed {m.seed}", markup=False)
+
+
+@skills_app.command("search")
+def search_cmd(text: str = typer.Argument(..., help="What the skill should do."),
+               harness: str = typer.Option(None, "--harness", help="Only skills accepting this harness id."),
+               limit: int = typer.Option(5, "--limit"), library: Path = LIBRARY, as_json: bool = AS_JSON) -> None:
+    """Rank skills for a text query (BM25 + harness compatibility + measured success)."""
+    from polar.skills.search import rank
+
+    rows = rank(_lib(library).list(), text, harness)[:limit]
+    if as_json:
+        print(json.dumps([{"ref": s.ref, "score": round(sc, 4), "description": s.description} for s, sc in rows], indent=1))
+        return
+    table = Table("skill", "score", "success", "description")
+    for s, sc in rows:
+        table.add_row(s.ref, f"{sc:.3f}", _success_text(s), s.description)
+    console.print(table)
+
+
+def _parse_setup(text: str) -> tuple[str, dict[str, Any]]:
+    ref, _, rest = text.strip().partition(" ")
+    return ref, (_json_arg(rest, f"--setup {text!r}") if rest.strip() else {}) or {}
+
+
+@skills_app.command("eval")
+def eval_cmd(
+    ref: str = typer.Argument(..., help="NAME or NAME@VERSION."),
+    harness: str = typer.Option(..., "--harness", help="Harness id, e.g. minigrid:MiniGrid-DoorKey-8x8-v0."),
+    episodes: int = typer.Option(100, "--episodes", min=1),
+    args: str = typer.Option(None, "--args", help='Skill arguments as JSON, e.g. {"object": "key"}.'),
+    seed: int = typer.Option(0, "--seed", help="Episode i starts from reset(seed + i)."),
+    budget: int = typer.Option(None, "--budget", help="Step budget (default: the skill's)."),
+    setup: Annotated[list[str] | None, typer.Option("--setup", help="Skill call run first in each episode, e.g. 'goto {\"object\": \"key\"}' (repeatable).")] = None,
+    record: bool = typer.Option(True, "--record/--no-record", help="Store the measured success in the library."),
+    library: Path = LIBRARY,
+    as_json: bool = AS_JSON,
+) -> None:
+    """Measure a skill's success rate (95% Wilson interval) from a harness's start states."""
+    from polar.skills.model import SkillError
+    from polar.skills.runner import evaluate_skill
+
+    lib = _lib(library)
+    skill = lib.get(ref)
+    call_args = _json_arg(args, "--args") or {}
+    skill.bind(call_args)  # bad arguments fail before any episode runs
+    setups = []
+    for text in setup or []:
+        sref, sargs = _parse_setup(text)
+        s = lib.get(sref)
+        s.bind(sargs)
+        setups.append((s, sargs))
+    with console.status(f"evaluating {skill.ref} on {harness}") as status:
+        def progress(i: int, outs: list[Any]) -> None:
+            status.update(f"evaluating {skill.ref} on {harness}: episode {i}/{episodes}, "
+                          f"{sum(o.success for o in outs)}/{len(outs)} successes")
+        report = evaluate_skill(skill, harness, episodes, call_args, seed, budget, setups, progress=progress)
+    m = report.measurement
+    if m is None:
+        raise SkillError(f"{skill.ref}: no episode ran the skill ({report.skipped}); add --setup calls")
+    if record:
+        lib.record_evaluation(skill, m)
+    steps = [o.steps for o in report.outcomes]
+    reasons: dict[str, int] = {}
+    for o in report.outcomes:
+        reasons[o.reason] = reasons.get(o.reason, 0) + 1
+    if as_json:
+        print(json.dumps({"skill": skill.ref, "measurement": m.model_dump(mode="json"), "skipped": report.skipped,
+                          "mean_steps": sum(steps) / len(steps), "reasons": reasons, "recorded": record}, indent=1))
+        return
+    console.print(f"[bold]{skill.ref}[/] on {harness} args {json.dumps(call_args)}: success {m.describe()}"
+                  f", mean steps {sum(steps) / len(steps):.1f}", highlight=False)
+    for reason, n in sorted(reasons.items(), key=lambda x: -x[1]):
+        console.print(f"  {n:4d} x {reason}", markup=False, highlight=False)
+    for why, n in report.skipped.items():
+        console.print(f"  skipped {n} episodes: {why}", markup=False)
+    if record:
+        console.print(f"recorded in {lib.index}")
+
+
+@skills_app.command("remove")
+def remove_cmd(ref: str = typer.Argument(..., help="NAME (every version) or NAME@VERSION."),
+               library: Path = LIBRARY) -> None:
+    """Remove one version of a skill, or all of its versions."""
+    for r in _lib(library).remove(ref):
+        console.print(f"removed {r}")
+
+
+@skills_app.command("install-primitives")
+def primitives_cmd(library: Path = LIBRARY) -> None:
+    """Register the MiniGrid primitives (pickup, drop, toggle) if missing or changed."""
+    from polar.skills.primitives import install_primitives
+
+    added = install_primitives(_lib(library))
+    console.print(", ".join(s.ref for s in added) or "primitives already installed")
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(skills_app, name="skills")

@@ -1,0 +1,420 @@
+"""The skill library on disk: `library.sqlite` (the index) + `<name>/<version>/` folders.
+
+Invariant: an index row exists only for a complete, verified version folder. Registration
+writes into `.staging/` (same filesystem), verifies the weights by reading them back, then,
+inside one `BEGIN IMMEDIATE` transaction, allocates the version, renames the folder into
+place and inserts the row. A process killed at any point leaves either nothing visible or a
+folder without a row (an orphan, invisible and removed by `cleanup()` or the next
+registration of that version). Several processes may register at once: SQLite's write lock
+serialises the allocate-rename-commit section, and the busy timeout makes them wait.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import sqlite3
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from polar.skills.model import (
+    Measurement,
+    PolicySpec,
+    Skill,
+    SkillError,
+    SkillLoadError,
+    SkillNotFound,
+    resolve_import,
+    sha256_file,
+)
+
+INDEX_FILE = "library.sqlite"
+WEIGHTS_FILE = "weights.safetensors"
+MANIFEST_FILE = "manifest.json"
+STAGING = ".staging"
+BUSY_TIMEOUT_S = 60.0
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS skills (
+    name TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    manifest TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (name, version)
+);
+-- The highest version ever given to a name, so a removed version number is never reused.
+CREATE TABLE IF NOT EXISTS names (name TEXT PRIMARY KEY, last_version INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS evaluations (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    name TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    measurement TEXT NOT NULL
+);
+"""
+
+
+def default_root() -> Path:
+    """`$POLAR_SKILLS`, else the first `skills/` folder of the workspace search order."""
+    if env := os.environ.get("POLAR_SKILLS"):
+        return Path(env).expanduser()
+    from polar.workspace import asset_dirs
+
+    dirs = asset_dirs("skills")
+    return dirs[0] if dirs else Path.cwd() / "skills"
+
+
+def parse_ref(ref: str) -> tuple[str, int | None]:
+    """`goto` -> ("goto", None); `goto@3` -> ("goto", 3); `goto@latest` -> ("goto", None)."""
+    name, sep, ver = ref.partition("@")
+    if not sep or ver == "latest":
+        return name, None
+    if not ver.isdigit() or int(ver) < 1:
+        raise SkillNotFound(f"{ref!r}: the version after '@' must be a positive integer or 'latest'")
+    return name, int(ver)
+
+
+class SkillLibrary:
+    """A skill library rooted at a folder. Cheap to create; every call opens its own
+    connection, so an instance may be used across `fork` and from several processes."""
+
+    def __init__(self, root: str | Path | None = None) -> None:
+        self.root = Path(root).expanduser() if root is not None else default_root()
+        self.index = self.root / INDEX_FILE
+
+    # --- connections ----------------------------------------------------------------------
+
+    def _writable(self) -> bool:
+        if self.index.exists():
+            return os.access(self.index, os.W_OK) and os.access(self.root, os.W_OK)
+        parent = self.root if self.root.exists() else self.root.parent
+        return os.access(parent, os.W_OK)
+
+    @contextlib.contextmanager
+    def _connect(self, write: bool = False) -> Iterator[sqlite3.Connection]:
+        if write:
+            if not self._writable():
+                raise SkillError(f"skill library {self.root} is read-only; set POLAR_SKILLS to a writable folder")
+            self.root.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(self.index, timeout=BUSY_TIMEOUT_S, isolation_level=None)
+            conn.executescript(_SCHEMA)
+        elif not self.index.exists():
+            conn = sqlite3.connect(":memory:", isolation_level=None)  # an empty library
+            conn.executescript(_SCHEMA)
+        else:
+            uri = f"file:{self.index}?mode=ro" if not self._writable() else f"file:{self.index}"
+            conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_S, isolation_level=None)
+            if self._writable():
+                conn.executescript(_SCHEMA)
+        try:
+            yield conn
+        finally:
+            conn.close()
+
+    # --- reading --------------------------------------------------------------------------
+
+    def _from_row(self, conn: sqlite3.Connection, name: str, version: int, manifest: str) -> Skill:
+        skill = Skill.model_validate_json(manifest)
+        skill._dir = self.root / name / str(version)
+        rows = conn.execute(
+            "SELECT measurement FROM evaluations WHERE name=? AND version=? ORDER BY id", (name, version)
+        ).fetchall()
+        skill._evaluations = [Measurement.model_validate_json(r[0]) for r in rows]
+        return skill
+
+    def get(self, ref: str) -> Skill:
+        """The manifest of `name` (latest) or `name@version`; its files are checked on load."""
+        name, version = parse_ref(ref)
+        with self._connect() as conn:
+            if version is None:
+                row = conn.execute(
+                    "SELECT version, manifest FROM skills WHERE name=? ORDER BY version DESC LIMIT 1", (name,)
+                ).fetchone()
+            else:
+                row = conn.execute(
+                    "SELECT version, manifest FROM skills WHERE name=? AND version=?", (name, version)
+                ).fetchone()
+            if row is None:
+                known = [r[0] for r in conn.execute("SELECT DISTINCT name FROM skills ORDER BY name")]
+                what = f"version {version} of skill {name!r}" if version else f"skill {name!r}"
+                raise SkillNotFound(f"no {what} in {self.root} (skills here: {', '.join(known) or 'none'})")
+            skill = self._from_row(conn, name, row[0], row[1])
+        if not (skill.path / MANIFEST_FILE).is_file():  # type: ignore[operator]
+            raise SkillLoadError(f"{skill.path / MANIFEST_FILE}: missing (the index lists {skill.ref})")  # type: ignore[operator]
+        return skill
+
+    def list(self, all_versions: bool = False) -> list[Skill]:
+        """Skills sorted by name; only the latest version of each unless `all_versions`."""
+        with self._connect() as conn:
+            rows = conn.execute("SELECT name, version, manifest FROM skills ORDER BY name, version").fetchall()
+            skills = [self._from_row(conn, n, v, m) for n, v, m in rows]
+        if all_versions:
+            return skills
+        latest: dict[str, Skill] = {}
+        for s in skills:
+            latest[s.name] = s
+        return list(latest.values())
+
+    def versions(self, name: str) -> list[int]:
+        with self._connect() as conn:
+            return [r[0] for r in conn.execute("SELECT version FROM skills WHERE name=? ORDER BY version", (name,))]
+
+    def search(self, text: str, harness: Any = None, limit: int | None = None,
+               include_incompatible: bool = False) -> list[Skill]:
+        """Skills ranked for `text` (BM25), harness compatibility and measured success."""
+        from polar.skills.search import rank
+
+        return [s for s, _ in rank(self.list(), text, harness, include_incompatible)][:limit]
+
+    # --- writing --------------------------------------------------------------------------
+
+    def register(self, skill: Skill, tensors: dict[str, Any] | None = None, code: str | None = None) -> Skill:
+        """Store a new version of `skill` atomically; returns it with its version set."""
+        if skill.kind == "policy" and not tensors:
+            raise SkillError(f"{skill.name}: a policy skill needs its weights (tensors)")
+        if skill.kind == "code" and code is None:
+            raise SkillError(f"{skill.name}: a code skill needs its source")
+        staging = self.root / STAGING / f"{skill.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}"
+        for _ in range(10):  # another registration may remove an empty .staging meanwhile
+            try:
+                staging.mkdir(parents=True)
+                break
+            except FileNotFoundError:
+                continue
+        try:
+            sha = _write_weights(staging, tensors) if tensors else None
+            if code is not None:
+                _write_file(staging / (skill.code_file or "skill.py"), code.encode())
+            _pause("after_write")
+            return self._commit(skill, staging, sha)
+        finally:
+            if staging.exists():
+                shutil.rmtree(staging, ignore_errors=True)
+            with contextlib.suppress(OSError):
+                staging.parent.rmdir()  # only when no other registration is staging
+
+    def _commit(self, skill: Skill, staging: Path, sha: str | None) -> Skill:
+        with self._connect(write=True) as conn:
+            conn.execute("BEGIN IMMEDIATE")  # takes the write lock: allocate + rename + insert
+            target: Path | None = None
+            try:
+                version = _next_version(conn, skill.name)
+                final = skill.model_copy(update={"version": version, "weights_sha256": sha})
+                final = Skill.model_validate(final.model_dump())  # re-validate the copy
+                _write_file(staging / MANIFEST_FILE, final.manifest_json().encode())
+                target = self.root / skill.name / str(version)
+                if target.exists():  # an orphan of a registration killed before its commit
+                    _discard(self.root, target)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                os.rename(staging, target)
+                _fsync_dir(target.parent)
+                _pause("after_rename")
+                conn.execute(
+                    "INSERT INTO skills(name, version, kind, manifest, created_at) VALUES (?,?,?,?,?)",
+                    (final.name, version, final.kind, final.manifest_json(), final.provenance.created_at),
+                )
+                conn.execute(
+                    "INSERT INTO names(name, last_version) VALUES (?, ?) "
+                    "ON CONFLICT(name) DO UPDATE SET last_version=excluded.last_version",
+                    (final.name, version),
+                )
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                if target is not None and target.exists() and not staging.exists():
+                    _discard(self.root, target)
+                raise
+        final._dir = target
+        return final
+
+    def register_policy(self, policy: Any, **manifest: Any) -> Skill:
+        """Register a `polar.rl.policy.Policy` (anything with `to_state()`) as a policy skill."""
+        tensors, config = policy.to_state()
+        manifest.setdefault("kind", "policy")
+        loader = manifest.pop("loader", None) or f"{type(policy).__module__}:{type(policy).__qualname__}"
+        manifest["policy"] = PolicySpec(loader=loader, config=config)
+        return self.register(Skill(**manifest), tensors=tensors)
+
+    def record_evaluation(self, skill: Skill, measurement: Measurement) -> None:
+        """Attach a measured success rate to `skill`'s version (the manifest stays immutable)."""
+        with self._connect(write=True) as conn:
+            conn.execute("BEGIN IMMEDIATE")
+            if conn.execute("SELECT 1 FROM skills WHERE name=? AND version=?",
+                            (skill.name, skill.version)).fetchone() is None:
+                conn.execute("ROLLBACK")
+                raise SkillNotFound(f"{skill.ref} is no longer in {self.root}")
+            conn.execute("INSERT INTO evaluations(name, version, measurement) VALUES (?,?,?)",
+                         (skill.name, skill.version, measurement.model_dump_json()))
+            conn.execute("COMMIT")
+        skill._evaluations.append(measurement)
+
+    def remove(self, ref: str) -> list[str]:
+        """Remove `name@version`, or every version of `name`. Returns the refs removed."""
+        name, version = parse_ref(ref)
+        with self._connect(write=True) as conn:
+            conn.execute("BEGIN IMMEDIATE")
+            q, p = ("name=? AND version=?", (name, version)) if version else ("name=?", (name,))
+            gone = [r[0] for r in conn.execute(f"SELECT version FROM skills WHERE {q}", p)]
+            if not gone:
+                conn.execute("ROLLBACK")
+                raise SkillNotFound(f"no skill {ref!r} in {self.root}")
+            conn.execute(f"DELETE FROM skills WHERE {q}", p)
+            conn.execute(f"DELETE FROM evaluations WHERE {q}", p)
+            conn.execute("COMMIT")
+        # Rows first, folders second: a crash in between leaves only invisible orphans.
+        for v in gone:
+            _discard(self.root, self.root / name / str(v))
+        with contextlib.suppress(OSError):
+            (self.root / name).rmdir()  # only when empty
+        return [f"{name}@{v}" for v in gone]
+
+    def cleanup(self) -> list[Path]:
+        """Remove staging folders of dead registrations and version folders without a row."""
+        removed: list[Path] = []
+        staging = self.root / STAGING
+        if staging.is_dir():
+            for d in staging.iterdir():
+                if not _owner_alive(d.name):
+                    shutil.rmtree(d, ignore_errors=True)
+                    removed.append(d)
+        if not self.index.exists():
+            return removed
+        with self._connect(write=True) as conn:
+            conn.execute("BEGIN IMMEDIATE")  # no registration is between rename and commit now
+            try:
+                rows = {(n, v) for n, v in conn.execute("SELECT name, version FROM skills")}
+                for d in sorted(self.root.iterdir()):
+                    if not d.is_dir() or d.name.startswith(".") or d.name == "recipes":
+                        continue
+                    for vd in d.iterdir():
+                        # only folders a registration renamed into place (they hold a manifest)
+                        if (vd.name.isdigit() and (vd / MANIFEST_FILE).is_file()
+                                and (d.name, int(vd.name)) not in rows):
+                            _discard(self.root, vd)
+                            removed.append(vd)
+            finally:
+                conn.execute("COMMIT")
+        return removed
+
+
+# --- loading weights ----------------------------------------------------------------------
+
+_POLICY_CACHE: dict[tuple[str, str], Any] = {}
+
+
+def load_skill_policy(skill: Skill) -> Any:
+    """Rebuild a policy skill's network from its folder; verifies the weights' sha256."""
+    if skill.kind != "policy" or skill.policy is None:
+        raise SkillError(f"{skill.ref} is a {skill.kind} skill, not a policy")
+    if skill.path is None:
+        raise SkillLoadError(f"{skill.ref}: not loaded from a library, so it has no weights file")
+    wfile = skill.path / WEIGHTS_FILE
+    key = (str(wfile), skill.weights_sha256 or "")
+    if key in _POLICY_CACHE:
+        return _POLICY_CACHE[key]
+    if not wfile.is_file():
+        raise SkillLoadError(f"{wfile}: weights file missing for skill {skill.ref}")
+    actual = sha256_file(wfile)
+    if skill.weights_sha256 and actual != skill.weights_sha256:
+        raise SkillLoadError(
+            f"{wfile}: weights file is corrupt (sha256 {actual[:12]}..., manifest says "
+            f"{skill.weights_sha256[:12]}...); re-register skill {skill.ref}")
+    from safetensors import SafetensorError
+    from safetensors.torch import load_file
+
+    try:
+        tensors = load_file(str(wfile))
+    except (SafetensorError, OSError, ValueError) as err:
+        raise SkillLoadError(f"{wfile}: cannot read weights for {skill.ref}: {err}") from None
+    loader = resolve_import(skill.policy.loader, f"{skill.ref} policy.loader")
+    try:
+        policy = loader.from_state(tensors, skill.policy.config)
+    except Exception as err:  # the loader's own error types vary; name the file either way
+        raise SkillLoadError(f"{wfile}: weights do not fit {skill.ref}'s policy config: {err}") from None
+    _POLICY_CACHE[key] = policy
+    return policy
+
+
+# --- helpers ------------------------------------------------------------------------------
+
+
+def _next_version(conn: sqlite3.Connection, name: str) -> int:
+    a = conn.execute("SELECT last_version FROM names WHERE name=?", (name,)).fetchone()
+    b = conn.execute("SELECT MAX(version) FROM skills WHERE name=?", (name,)).fetchone()
+    return max(a[0] if a else 0, b[0] or 0) + 1
+
+
+def _write_file(path: Path, data: bytes) -> None:
+    with open(path, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def _write_weights(folder: Path, tensors: dict[str, Any]) -> str:
+    """Write, fsync, read back and compare: what is committed is exactly what was given."""
+    import torch
+    from safetensors.torch import load_file, save_file
+
+    path = folder / WEIGHTS_FILE
+    save_file({k: v.detach().cpu().contiguous() for k, v in tensors.items()}, str(path))
+    with open(path, "rb") as f:
+        os.fsync(f.fileno())
+    back = load_file(str(path))
+    if set(back) != set(tensors):
+        raise SkillLoadError(f"{path}: tensors read back differ in names from those written")
+    for k, v in tensors.items():
+        if back[k].dtype != v.dtype or not torch.equal(back[k], v.detach().cpu()):
+            raise SkillLoadError(f"{path}: tensor {k!r} read back differs from the one written")
+    return sha256_file(path)
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _discard(root: Path, folder: Path) -> None:
+    """Move out of sight first (one rename), then delete at leisure."""
+    trash = root / STAGING / f"trash.{os.getpid()}.{uuid.uuid4().hex[:8]}"
+    trash.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.rename(folder, trash)
+    except FileNotFoundError:
+        return
+    shutil.rmtree(trash, ignore_errors=True)
+
+
+def _owner_alive(staging_name: str) -> bool:
+    """Staging folders are `<name>.<pid>.<hex>` or `trash.<pid>.<hex>`."""
+    parts = staging_name.split(".")
+    if len(parts) < 3 or not parts[-2].isdigit():
+        return False
+    pid = int(parts[-2])
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _pause(stage: str) -> None:
+    """Test hook: with POLAR_SKILLS_PAUSE_AT=<stage>, touch POLAR_SKILLS_PAUSE_FILE and sleep,
+    so a test can `kill -9` a registration at a precise point."""
+    if os.environ.get("POLAR_SKILLS_PAUSE_AT") != stage:
+        return
+    if marker := os.environ.get("POLAR_SKILLS_PAUSE_FILE"):
+        Path(marker).write_text(json.dumps({"pid": os.getpid(), "stage": stage}))
+    time.sleep(float(os.environ.get("POLAR_SKILLS_PAUSE_S", "60")))

@@ -1,0 +1,62 @@
+"""`polar skills ...` end to end in a subprocess, on a library in a temp folder."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from polar.harnesses.registry import make_harness
+from tests.skills.conftest import tiny_policy
+
+ROOT = Path(__file__).resolve().parents[2]
+DOORKEY = "minigrid:MiniGrid-DoorKey-5x5-v0"
+
+
+def polar(*args: str, lib: Path, check: bool = True) -> subprocess.CompletedProcess:
+    p = subprocess.run([sys.executable, "-m", "polar.cli", "skills", *args, "-L", str(lib)], cwd=ROOT,
+                       capture_output=True, text=True, timeout=120)
+    if check:
+        assert p.returncode == 0, p.stdout + p.stderr
+    return p
+
+
+def test_register_list_show_eval_remove(tmp_path: Path) -> None:
+    lib = tmp_path / "skills"
+    h = make_harness(DOORKEY)
+    run_dir = tmp_path / "run"
+    tiny_policy(obs_space=h.observation_space, act_space=h.action_space).save(run_dir)
+    (run_dir / "config.yaml").write_text("harness: minigrid:MiniGrid-DoorKey-5x5-v0\nsteps: 1000\n")
+    h.close()
+    out = polar("register", str(run_dir), "--name", "fetchbox", "--description", "Fetch the box.",
+                "--params", '{"color": ["red", "purple"]}', "--harness", "minigrid:*",
+                "--termination", "carrying(box,{color})", "--budget", "4", "--json", lib=lib)
+    reg = json.loads(out.stdout)
+    assert reg["ref"] == "fetchbox@1" and reg["provenance"]["trained_on"] == [DOORKEY]
+    assert len(reg["provenance"]["training_config_hash"]) == 64
+
+    polar("install-primitives", lib=lib)
+    listed = json.loads(polar("list", "--json", lib=lib).stdout)
+    assert sorted(s["name"] for s in listed) == ["drop", "fetchbox", "left", "pickup", "right", "toggle"]
+
+    out = polar("eval", "fetchbox", "--harness", DOORKEY, "--episodes", "3", "--args", '{"color": "red"}',
+                "--json", lib=lib)
+    ev = json.loads(out.stdout)
+    assert ev["measurement"]["episodes"] == 3 and ev["measurement"]["successes"] == 0
+    assert ev["reasons"] == {"step budget (4) exhausted": 3}
+    shown = json.loads(polar("show", "fetchbox@1", "--json", lib=lib).stdout)
+    assert shown["success"]["episodes"] == 3 and shown["success"]["harness"] == DOORKEY
+    assert "fetchbox@1" in polar("show", "fetchbox", lib=lib).stdout
+
+    bad = polar("eval", "fetchbox", "--harness", DOORKEY, "--args", '{"color": "pink"}', lib=lib, check=False)
+    assert bad.returncode == 1 and "SkillArgumentError" in bad.stderr and "pink" in bad.stderr
+    polar("remove", "fetchbox", lib=lib)
+    gone = polar("show", "fetchbox", lib=lib, check=False)
+    assert gone.returncode == 1 and "SkillNotFound" in gone.stderr
+
+
+def test_register_rejects_a_missing_run_dir(tmp_path: Path) -> None:
+    p = polar("register", str(tmp_path / "nope"), "--name", "x", "--description", "d",
+              "--termination", "at(goal)", lib=tmp_path / "skills", check=False)
+    assert p.returncode != 0 and "nope" in p.stderr
