@@ -156,6 +156,11 @@ class Agent:
         error = out.get("error_type") or out.get("error")
         return out, new_obs, "sandbox-error" if error else (None if out.get("success", True) else "skill-failure")
 
+    def _calls(self) -> list[LLMCallRecord]:
+        """The LLM calls of the planner's last decide(), as episode-level records."""
+        return [LLMCallRecord.model_validate(c.model_dump() if hasattr(c, "model_dump") else c)
+                for c in getattr(self.planner, "last_calls", None) or []]
+
     # --- the loop ------------------------------------------------------------------------
 
     def run(self, task: str, harness: Harness, seed: int | None = None) -> EpisodeRecord:
@@ -185,15 +190,15 @@ class Agent:
                 p0 = time.perf_counter()
                 try:
                     decision: Decision = self.planner.decide(ctx)
-                except BudgetExceeded as err:
-                    cause, detail = "budget", str(err)
+                except (BudgetExceeded, PlannerError) as err:
+                    cause = "budget" if isinstance(err, BudgetExceeded) else "planner-parse"
+                    detail = str(err)
+                    # the calls made before the failure are part of the record too
+                    decisions.append(DecisionRecord(
+                        index=len(decisions), decision={"kind": "error", "error": detail},
+                        planner_s=time.perf_counter() - p0, llm_calls=self._calls()))
                     break
-                except PlannerError as err:
-                    cause, detail = "planner-parse", str(err)
-                    break
-                finally:
-                    calls = [LLMCallRecord.model_validate(c.model_dump() if hasattr(c, "model_dump") else c)
-                             for c in getattr(self.planner, "last_calls", None) or []]
+                calls = self._calls()
                 rec = DecisionRecord(index=len(decisions), decision=decision.model_dump(mode="json"),
                                      planner_s=time.perf_counter() - p0, llm_calls=calls)
                 decisions.append(rec)

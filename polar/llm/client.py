@@ -1,0 +1,266 @@
+"""LLMClient: the one module that talks to models.
+
+Every provider goes through litellm (vLLM through its OpenAI-compatible server as
+`hosted_vllm/<model>` + `api_base`). Around each call: the per-episode budget check, the
+replay cache, bounded retries (tenacity) on 429 / 5xx / connection errors / timeouts with
+Retry-After honoured, and one line in the JSONL call record.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import os
+import random
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
+
+from polar.episode import LLMCallRecord
+from polar.errors import ConfigError, PlannerError
+from polar.llm.budget import Budget
+from polar.llm.cache import ReplayCache, cache_key
+from polar.llm.record import CallRecord, CallRecorder
+from polar.llm.settings import LLMSettings
+
+_litellm: Any = None
+
+
+def litellm_module() -> Any:
+    """Import litellm once, on first use (its import costs seconds)."""
+    global _litellm
+    if _litellm is None:
+        # Without this litellm fetches its cost map from the internet at import time.
+        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+        import litellm
+
+        litellm.suppress_debug_info = True  # its "Give Feedback" banners are noise in a CLI
+        litellm.drop_params = True  # providers that lack e.g. logprobs get the call without it
+        _litellm = litellm
+    return _litellm
+
+
+class LLMCallError(PlannerError):
+    """A model call failed for good (after retries, or on a non-retriable error)."""
+
+
+@dataclass
+class LLMResponse:
+    content: str
+    call: LLMCallRecord  # what the episode record keeps
+    record: CallRecord  # the full line written to the call record
+    parsed: Any = None  # what `check` returned, when the reply passed it
+    error: str | None = None  # why `check` rejected the reply
+
+    @property
+    def valid(self) -> bool:
+        return self.error is None
+
+
+@dataclass
+class _Attempts:
+    n: int = 0
+    errors: list[str] = field(default_factory=list)
+
+
+def _is_transient(err: BaseException) -> bool:
+    litellm = litellm_module()
+    if isinstance(err, (litellm.Timeout, litellm.APIConnectionError, litellm.RateLimitError,
+                        litellm.InternalServerError, litellm.ServiceUnavailableError)):
+        return True
+    status = getattr(err, "status_code", None)
+    # 5xx, or a 200 whose body did not parse (a broken proxy, a cut connection)
+    return isinstance(err, litellm.APIError) and (status is None or status == 200 or status >= 500)
+
+
+def _retry_after(err: BaseException) -> float | None:
+    """Seconds from a Retry-After header (delta-seconds or an HTTP date), when present."""
+    headers = getattr(err, "litellm_response_headers", None)
+    if headers is None:
+        resp = getattr(err, "response", None)
+        headers = getattr(resp, "headers", None)
+    if not headers:
+        return None
+    value = None
+    for k, v in dict(headers).items():
+        if k.lower() == "retry-after":
+            value = str(v).strip()
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        parsed = email.utils.parsedate_to_datetime(value) if value else None
+        return max(0.0, parsed.timestamp() - time.time()) if parsed else None
+
+
+def _describe(err: BaseException) -> str:
+    text = str(err).replace("\n", " ")
+    return f"{type(err).__name__}: {text[:300]}"
+
+
+class LLMClient:
+    """Calls one model with the settings of a profile. Not tied to planners: any caller may
+    use it, tagging its records with its own role."""
+
+    def __init__(self, settings: LLMSettings, *, cache: ReplayCache | None = None,
+                 recorder: CallRecorder | None = None, budget: Budget | None = None,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
+        self.settings = settings
+        self.cache = cache
+        self.recorder = recorder
+        self.budget = budget or Budget()
+        self._sleep = sleep
+        self._api_key = self._resolve_api_key()
+
+    def _resolve_api_key(self) -> str | None:
+        s = self.settings
+        if s.api_key_env:
+            key = os.environ.get(s.api_key_env)
+            if not key:
+                raise ConfigError(f"api_key_env: environment variable {s.api_key_env} is not set")
+            return key
+        # A local OpenAI-compatible server (vLLM, the test server) needs no key, but the
+        # OpenAI SDK refuses to start without one.
+        return "not-needed" if s.api_base else None
+
+    def params(self, response_format: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The request parameters that shape the reply (and so belong in the cache key)."""
+        s = self.settings
+        p: dict[str, Any] = {"temperature": s.temperature, "max_tokens": s.max_tokens}
+        if response_format is not None:
+            p["response_format"] = response_format
+        if s.logprobs:
+            p["logprobs"] = True
+        p.update(s.extra_params)
+        return p
+
+    def complete(self, messages: list[dict[str, Any]], *, response_format: dict[str, Any] | None = None,
+                 check: Callable[[str], Any] | None = None, template: str | None = None,
+                 template_hash: str | None = None, episode_id: str = "") -> LLMResponse:
+        """One model call (or cache hit). `check(content)` validates the reply; its error is
+        returned in the response and written to the record, never raised."""
+        self.budget.check()
+        s = self.settings
+        params = self.params(response_format)
+        key = cache_key(s.model, messages, params)
+        call_id = uuid.uuid4().hex[:16]
+        t0 = time.perf_counter()
+        hit = self.cache.get(key) if self.cache is not None else None
+        if hit is not None:
+            entry, attempts = hit, 0
+        else:
+            entry, attempts = self._call_with_retries(messages, params)
+            if self.cache is not None:
+                self.cache.put(key, entry)
+        latency = time.perf_counter() - t0  # for a cache hit: the lookup, which is the real cost
+        content = entry["content"]
+        parsed, error = None, None
+        if check is not None:
+            try:
+                parsed = check(content)
+            except ValueError as err:
+                error = str(err)
+        self.budget.charge(entry["prompt_tokens"], entry["completion_tokens"], entry["cost_usd"], hit is not None)
+        record = CallRecord(
+            call_id=call_id, time=time.time(), episode_id=episode_id, role=s.role, frozen=s.frozen,
+            model=s.model, api_base=s.api_base, params=params, messages=messages, reply=content,
+            valid=None if check is None else error is None, error=error,
+            prompt_tokens=entry["prompt_tokens"], completion_tokens=entry["completion_tokens"],
+            cost_usd=entry["cost_usd"], cost_known=entry.get("cost_known", True),
+            latency_s=latency,
+            attempts=attempts, cached=hit is not None, cache_key=key, template=template,
+            template_hash=template_hash, finish_reason=entry.get("finish_reason"),
+            logprobs=entry.get("logprobs"), token_ids=entry.get("token_ids"),
+        )
+        if self.recorder is not None:
+            self.recorder.write(record)
+        call = LLMCallRecord(
+            model=s.model, prompt_tokens=record.prompt_tokens, completion_tokens=record.completion_tokens,
+            cost_usd=record.cost_usd, latency_s=latency, cached=record.cached, template=template,
+            template_hash=template_hash, call_id=call_id,
+        )
+        return LLMResponse(content=content, call=call, record=record, parsed=parsed, error=error)
+
+    # -- the live call ----------------------------------------------------------------
+    def _call_with_retries(self, messages: list[dict[str, Any]], params: dict[str, Any]) -> tuple[dict[str, Any], int]:
+        litellm = litellm_module()
+        r = self.settings.retries
+
+        def wait(state: RetryCallState) -> float:
+            err = state.outcome.exception() if state.outcome else None
+            after = _retry_after(err) if err is not None else None
+            if after is not None:
+                return min(after, r.max_wait_s)
+            # Exponential backoff with jitter, so that many runs hitting one server spread out.
+            backoff = r.initial_wait_s * 2 ** (state.attempt_number - 1)
+            return min(backoff + random.uniform(0, r.jitter_s), r.max_wait_s)
+
+        attempts = _Attempts()
+        p = self.settings.pricing
+        # Known prices let litellm's own cost step skip its (slow, failing) cost-map search.
+        pricing = {} if p is None else {"input_cost_per_token": p.prompt_usd_per_mtok / 1e6,
+                                        "output_cost_per_token": p.completion_usd_per_mtok / 1e6}
+
+        def once() -> Any:
+            attempts.n += 1
+            try:
+                return litellm.completion(
+                    model=self.settings.model, messages=messages, api_base=self.settings.api_base,
+                    api_key=self._api_key, timeout=self.settings.timeout_s,
+                    max_retries=0, num_retries=0,  # tenacity owns retries; no hidden ones below
+                    **pricing, **params,
+                )
+            except Exception as err:
+                attempts.errors.append(_describe(err))
+                raise
+
+        retrying = Retrying(stop=stop_after_attempt(r.max_attempts), wait=wait,
+                            retry=retry_if_exception(_is_transient), reraise=True, sleep=self._sleep)
+        try:
+            resp = retrying(once)
+        except Exception as err:
+            raise self._failure(err, attempts) from None
+        return self._entry(resp), attempts.n
+
+    def _failure(self, err: BaseException, attempts: _Attempts) -> LLMCallError:
+        s = self.settings
+        where = f"{s.model}" + (f" at {s.api_base}" if s.api_base else "")
+        if isinstance(err, litellm_module().Timeout):
+            cause = f"timed out (timeout_s={s.timeout_s:g} per attempt)"
+        elif _is_transient(err):
+            cause = f"kept failing: {_describe(err)}"
+        else:
+            cause = f"was refused (not retried): {_describe(err)}"
+        return LLMCallError(f"model call to {where} {cause}; {attempts.n} attempt(s) made")
+
+    def _entry(self, resp: Any) -> dict[str, Any]:
+        """The parts of a litellm response we keep: the cache entry and the record's source."""
+        choice = resp.choices[0]
+        usage = getattr(resp, "usage", None)
+        prompt = int(getattr(usage, "prompt_tokens", 0) or 0)
+        completion = int(getattr(usage, "completion_tokens", 0) or 0)
+        cost, known = self._cost(resp, prompt, completion)
+        logprobs = getattr(choice, "logprobs", None)
+        if logprobs is not None and hasattr(logprobs, "model_dump"):
+            logprobs = logprobs.model_dump()
+        token_ids = getattr(choice, "token_ids", None)
+        return {
+            "content": choice.message.content or "",
+            "prompt_tokens": prompt, "completion_tokens": completion,
+            "cost_usd": cost, "cost_known": known,
+            "finish_reason": getattr(choice, "finish_reason", None),
+            "logprobs": logprobs, "token_ids": list(token_ids) if token_ids else None,
+        }
+
+    def _cost(self, resp: Any, prompt: int, completion: int) -> tuple[float, bool]:
+        p = self.settings.pricing
+        if p is not None:
+            return (prompt * p.prompt_usd_per_mtok + completion * p.completion_usd_per_mtok) / 1e6, True
+        # litellm priced the response already (from its cost map); None when it has no price
+        # for the model (local / self-hosted): recorded as cost_known=False, not as free.
+        cost = (getattr(resp, "_hidden_params", None) or {}).get("response_cost")
+        return (float(cost), True) if cost is not None else (0.0, False)

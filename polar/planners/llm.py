@@ -1,0 +1,169 @@
+"""LLMPlanner: render the context through templates, ask the model, validate, repair.
+
+A reply that does not parse or validate (against the decision schema, the profile's mode
+and the skills on offer) is sent back with the error, up to `repair_rounds` times, before
+`decide` raises PlannerError. Nothing invalid is ever returned.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+from typing import Any
+
+from polar.episode import LLMCallRecord
+from polar.errors import PlannerError
+from polar.llm.budget import Budget, Usage
+from polar.llm.cache import ReplayCache
+from polar.llm.client import LLMClient
+from polar.llm.parse import ReplyParseError, decision_json_schema, parse_decision
+from polar.llm.record import CallRecorder
+from polar.planners.base import PlannerContext, SkillInfo
+from polar.planners.decisions import Decision, Plan, PolicyCode, SkillCall
+from polar.planners.profile import LLMProfile
+from polar.prompts.templates import TemplateError, load_template
+
+ALLOWED_KINDS: dict[str, list[str]] = {
+    "skill": ["skill", "finish"],
+    "plan": ["plan", "finish"],
+    "code": ["code", "finish"],
+    "auto": ["skill", "plan", "code", "finish"],
+}
+
+REPAIR_MESSAGE = (
+    "Your reply could not be used: {error}\n"
+    'Reply again with only one JSON object of the form {{"decision": {{...}}}} that fixes this.'
+)
+
+
+def template_variables(context: PlannerContext, mode: str, history_window: int = 12) -> dict[str, Any]:
+    """Everything the default templates read, as plain data (the same for any template)."""
+    sym = context.symbolic
+    history = context.history[-history_window:] if history_window else []
+    return {
+        "task": context.task,
+        "mode": mode,
+        "allowed_kinds": ALLOWED_KINDS[mode],
+        "spec_text": context.spec.describe(),
+        "observation": context.observation,
+        "predicates": list(sym.predicates) if sym else [],
+        "goal": list(sym.goal) if sym else [],
+        "mission": sym.mission if sym else None,
+        "history": [h.model_dump() for h in history],
+        "skills": [s.model_dump() for s in context.skills],
+        "step": context.step,
+        "steps_left": context.steps_left,
+        "feedback": context.feedback,
+        "episode_id": context.episode_id,
+        "extra": context.extra,
+    }
+
+
+def _check_skill_call(call: SkillCall, skills: list[SkillInfo]) -> None:
+    base, _, version = call.skill.partition("@")
+    match = [s for s in skills if s.name == base and (not version or str(s.version) == version)]
+    if not match:
+        names = ", ".join(sorted({s.name for s in skills})) or "none"
+        raise ReplyParseError(f"unknown skill {call.skill!r}; available skills: {names}")
+    params = match[0].parameters
+    for arg, value in call.args.items():
+        if arg not in params:
+            raise ReplyParseError(f"skill {base!r} has no parameter {arg!r}; its parameters: {', '.join(params) or 'none'}")
+        choices = params[arg]
+        if isinstance(choices, list) and value not in choices:
+            raise ReplyParseError(f"skill {base!r}: {arg}={value!r} is not one of {choices}")
+
+
+def _check_code(code: PolicyCode) -> None:
+    try:
+        tree = ast.parse(code.source)
+    except SyntaxError as err:
+        raise ReplyParseError(f"the policy source has a syntax error at line {err.lineno}: {err.msg}") from None
+    if not any(isinstance(n, ast.FunctionDef) and n.name == code.entrypoint for n in tree.body):
+        raise ReplyParseError(f"the policy source does not define the function {code.entrypoint}(obs)")
+
+
+class LLMPlanner:
+    """A planner backed by one model. `last_calls` holds the calls of the last `decide`
+    (also after it raised); `usage` the totals of the current episode."""
+
+    def __init__(self, profile: LLMProfile, client: LLMClient | None = None) -> None:
+        self.profile = profile
+        self.name = f"llm:{profile.name}"
+        self.system_template = load_template(profile.templates.system)
+        self.user_template = load_template(profile.templates.user or f"planner_{profile.mode}")
+        if self.user_template.mode not in (profile.mode, "any"):
+            raise TemplateError(
+                f"template {self.user_template.name!r} is for mode {self.user_template.mode!r}, "
+                f"but profile {profile.name!r} has mode {profile.mode!r} (templates.user)")
+        self.template_name = f"{self.system_template.name}+{self.user_template.name}"
+        self.template_hash = hashlib.sha256(
+            (self.system_template.version + self.user_template.version).encode()).hexdigest()[:12]
+        if client is None:
+            client = LLMClient(
+                profile,
+                cache=ReplayCache(profile.cache_dir) if profile.cache_dir else None,
+                recorder=CallRecorder(profile.record_path) if profile.record_path else None,
+                budget=Budget(profile.budgets),
+            )
+        self.client = client
+        self.last_calls: list[LLMCallRecord] = []
+        schema = {"name": "decision", "schema": decision_json_schema()}
+        self._response_format: dict[str, Any] | None = {
+            "none": None,
+            "json_object": {"type": "json_object"},
+            "json_schema": {"type": "json_schema", "json_schema": schema},
+        }[profile.structured_output]
+
+    @property
+    def usage(self) -> Usage:
+        return self.client.budget.used
+
+    def reset(self) -> None:
+        self.client.budget.reset()
+        self.last_calls = []
+
+    def messages(self, context: PlannerContext) -> list[dict[str, Any]]:
+        variables = template_variables(context, self.profile.mode, self.profile.history_window)
+        return [
+            {"role": "system", "content": self.system_template.render(variables)},
+            {"role": "user", "content": self.user_template.render(variables)},
+        ]
+
+    def validate(self, text: str, context: PlannerContext) -> Decision:
+        """Parse a reply and check it fits this planner's mode and the skills on offer."""
+        decision = parse_decision(text)
+        allowed = ALLOWED_KINDS[self.profile.mode]
+        if decision.kind not in allowed:
+            raise ReplyParseError(f"decision kind {decision.kind!r} is not allowed here; use one of {allowed}")
+        calls = [decision] if isinstance(decision, SkillCall) else []
+        if isinstance(decision, Plan):
+            calls = [s for s in decision.steps if isinstance(s, SkillCall)]
+        for call in calls:
+            _check_skill_call(call, context.skills)
+        if isinstance(decision, PolicyCode):
+            _check_code(decision)
+        return decision
+
+    def decide(self, context: PlannerContext) -> Decision:
+        self.last_calls = []
+        messages = self.messages(context)
+        errors: list[str] = []
+        for _ in range(1 + self.profile.repair_rounds):
+            resp = self.client.complete(
+                messages, response_format=self._response_format,
+                check=lambda text: self.validate(text, context),
+                template=self.template_name, template_hash=self.template_hash,
+                episode_id=context.episode_id,
+            )
+            self.last_calls.append(resp.call)
+            if resp.valid:
+                return resp.parsed
+            errors.append(resp.error or "invalid reply")
+            messages = [*messages, {"role": "assistant", "content": resp.content},
+                        {"role": "user", "content": REPAIR_MESSAGE.format(error=resp.error)}]
+        raise PlannerError(
+            f"{self.name}: no valid decision after {len(errors)} replies "
+            f"({self.profile.repair_rounds} repair round(s)); last error: {errors[-1]}"
+        )
+

@@ -1,0 +1,74 @@
+"""`polar prompts list | show NAME | render NAME --context FILE.json`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from polar.errors import ConfigError
+
+prompts_app = typer.Typer(help="Prompt templates: list, show, render.", no_args_is_help=True)
+
+
+@prompts_app.command("list")
+def list_cmd() -> None:
+    """Every template found (the workspace's copy of a name wins), with mode and version."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from polar.prompts.templates import list_templates
+
+    table = Table("name", "mode", "version", "path", box=None)
+    for t in list_templates():
+        table.add_row(t.name, t.mode, t.version, str(t.path))
+    Console().print(table)
+
+
+@prompts_app.command("show")
+def show_cmd(name: str = typer.Argument(..., help="Template name or path to a .j2 file.")) -> None:
+    """Print a template's metadata and body."""
+    from polar.prompts.templates import load_template
+
+    t = load_template(name)
+    typer.echo(f"name: {t.name}\nmode: {t.mode}\nversion: {t.version}\npath: {t.path}")
+    typer.echo(f"inputs: {', '.join(t.inputs)}\ndescription: {t.description}\n---")
+    typer.echo(t.body, nl=False)
+
+
+@prompts_app.command("render")
+def render_cmd(
+    name: Annotated[str, typer.Argument(help="Template name or path to a .j2 file.")],
+    context: Annotated[Path, typer.Option("--context", "-c", help="JSON file: the template's variables, or a planner context.")],
+    mode: Annotated[str | None, typer.Option(help="Planner mode for a planner context (default: the template's).")] = None,
+) -> None:
+    """Render a template. A JSON file holding a planner context (task + spec + observation,
+    e.g. prompts/examples/doorkey_context.json) is turned into variables as the LLM planner does."""
+    from polar.prompts.templates import load_template
+
+    t = load_template(name)
+    try:
+        data = json.loads(context.read_text())
+    except FileNotFoundError:
+        raise ConfigError(f"{context}: file not found") from None
+    except json.JSONDecodeError as err:
+        raise ConfigError(f"{context}: invalid JSON: {err}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{context}: expected a JSON object of variables")
+    if {"task", "spec", "observation"} <= data.keys():
+        from polar.config import validate
+        from polar.planners.base import PlannerContext
+        from polar.planners.llm import template_variables
+
+        ctx = validate(PlannerContext, data, str(context))
+        if mode is not None and mode not in ("plan", "skill", "code", "auto"):
+            raise ConfigError(f"--mode: expected plan, skill, code or auto, got {mode!r}")
+        chosen = mode or (t.mode if t.mode in ("plan", "skill", "code", "auto") else "auto")
+        data = template_variables(ctx, chosen)
+    typer.echo(t.render(data), nl=False)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(prompts_app, name="prompts")
