@@ -1,0 +1,102 @@
+"""`polar task` with an LLM planner, end to end through real HTTP: the scripted
+OpenAI-compatible server on 127.0.0.1, the real litellm client, the real CLI."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.llm_server import Reply, ScriptedLLMServer
+
+HARNESS = "minigrid:MiniGrid-DoorKey-5x5-v0"
+TASK = "use the key to open the door and then get to the goal"
+REPO = Path(__file__).resolve().parents[1]
+
+
+def profile(tmp_path: Path, server: ScriptedLLMServer, **fields) -> Path:
+    data = {
+        "backend": "llm", "model": "openai/scripted", "api_base": server.url, "mode": "skill",
+        "timeout_s": 3, "retries": {"max_attempts": 3, "initial_wait_s": 0.01, "jitter_s": 0},
+        "cache_dir": str(tmp_path / "cache"), "record_path": str(tmp_path / "calls.jsonl"),
+        "budgets": {"max_calls": 10},
+    }
+    data.update(fields)
+    p = tmp_path / "llm.yaml"
+    p.write_text(yaml.safe_dump(data))
+    return p
+
+
+def polar_task(tmp_path: Path, planner: Path, out: str, *extra: str) -> tuple[subprocess.CompletedProcess, dict]:
+    env = {**os.environ, "POLAR_SKILLS": str(REPO / "skills")}
+    r = subprocess.run(
+        [sys.executable, "-m", "polar.cli", "task", TASK, "--harness", HARNESS, "--planner", str(planner),
+         "--seed", "0", "--out", str(tmp_path / out), *extra],
+        capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120)
+    rec_path = tmp_path / out / "episode.json"
+    return r, (json.loads(rec_path.read_text()) if rec_path.exists() else {})
+
+
+LEFT = {"kind": "skill", "skill": "left", "reason": "look around"}
+GIVE_UP = {"kind": "finish", "success": False, "reason": "scripted end"}
+
+
+def test_retries_repair_tokens_and_replay_cache(tmp_path):
+    with ScriptedLLMServer() as server:
+        server.push(
+            Reply.error(429, retry_after=0.1),  # rate-limited: honoured, retried
+            Reply.error(500),  # server error: retried
+            Reply.text("Sure! here it is: {oops", usage=(50, 7)),  # malformed: repair round
+            Reply.decision(LEFT, usage=(300, 20)),
+            Reply.decision(GIVE_UP, usage=(320, 15)),
+        )
+        p = profile(tmp_path, server)
+        r, rec = polar_task(tmp_path, p, "first")
+        assert r.returncode == 1, r.stderr  # the planner gave up: not a success
+        assert [d["decision"]["kind"] for d in rec["decisions"]] == ["skill", "finish"]
+        assert rec["decisions"][0]["outcomes"][0]["success"] is True
+        assert rec["failure_cause"] == "planner-gave-up"
+        # tokens: exactly what the server reported for the answered calls
+        assert rec["prompt_tokens"] == 50 + 300 + 320 and rec["completion_tokens"] == 7 + 20 + 15
+        assert rec["llm_calls"] == 3
+        sent = server.request_count
+        assert sent == 5
+        # the same run again is served from the replay cache: the server sees nothing new
+        r2, rec2 = polar_task(tmp_path, p, "second")
+        assert server.request_count == sent
+        assert [d["decision"] for d in rec2["decisions"]] == [d["decision"] for d in rec["decisions"]]
+        assert rec2["llm_calls"] == 0  # cached calls cost nothing
+    calls = [json.loads(line) for line in (tmp_path / "calls.jsonl").read_text().splitlines()]
+    assert any(c.get("cached") for c in calls)
+
+
+def test_exhausted_budget_ends_the_episode_with_that_status(tmp_path):
+    with ScriptedLLMServer(default=Reply.decision(LEFT)) as server:
+        p = profile(tmp_path, server, budgets={"max_calls": 3})
+        r, rec = polar_task(tmp_path, p, "run")
+        assert r.returncode == 1
+        assert rec["failure_cause"] == "budget"
+        assert "budget" in rec["failure_detail"].lower()
+        assert server.request_count == 3
+
+
+def test_hanging_server_times_out(tmp_path):
+    with ScriptedLLMServer(default=Reply(hang=True)) as server:
+        p = profile(tmp_path, server, timeout_s=0.5, retries={"max_attempts": 1})
+        r, rec = polar_task(tmp_path, p, "run")
+        assert r.returncode == 1
+        assert rec["failure_cause"] == "planner-parse"
+        assert "time" in rec["failure_detail"].lower()
+
+
+@pytest.mark.parametrize("bad", ["not even json", json.dumps({"decision": {"kind": "skill"}})])
+def test_reply_that_never_validates_is_never_executed(tmp_path, bad):
+    with ScriptedLLMServer(default=Reply.text(bad)) as server:
+        p = profile(tmp_path, server, repair_rounds=1)
+        r, rec = polar_task(tmp_path, p, "run")
+        assert rec["failure_cause"] == "planner-parse"
+        assert rec["env_steps"] == 0
+        assert server.request_count == 2  # the reply and one repair round
