@@ -86,7 +86,8 @@ def spec_to_space(spec: SpaceSpec | dict) -> gym.Space:
     if t == "multi_discrete":
         return gym.spaces.MultiDiscrete(np.asarray(spec.nvec).reshape(spec.shape or (-1,)))
     if t == "multi_binary":
-        return gym.spaces.MultiBinary(list(spec.shape or ()))
+        shape = tuple(spec.shape or ())
+        return gym.spaces.MultiBinary(shape[0] if len(shape) == 1 else list(shape))
     if t == "dict":
         assert isinstance(spec.spaces, dict)
         return gym.spaces.Dict({k: spec_to_space(s) for k, s in spec.spaces.items()})

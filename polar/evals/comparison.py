@@ -1,0 +1,88 @@
+"""`compare`: run a suite, write its report, print the table. What `polar compare` and
+`polar demo` call."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from polar.evals.suite import Suite, load_suite
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from polar.evals.metrics import Results
+
+
+def default_out_dir(suite: Suite) -> Path:
+    return Path("runs") / "evals" / suite.name
+
+
+_SHORT = {"success [95% CI]": "success 95% CI", "train env steps": "train",
+          "eval env steps": "eval", "LLM calls": "LLM", "success (all harnesses)": "success (all)",
+          "train env steps charged": "train steps"}
+
+
+def print_table(results: Results, console: Console | None = None) -> None:
+    """The report's table on the terminal. On a narrow one, the return columns and the ledger
+    columns that are zero for every agent (no LLM in the suite) are left out here; report.md
+    and report.html always hold every column."""
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+
+    from polar.evals.report import TABLE_HEADER, TOTALS_HEADER, table_rows, totals_rows
+
+    console = console or Console()
+    wide = console.width >= 160
+    rows = table_rows(results)
+    empty = {"0", "0.0000", "-"}
+    keep = [i for i, h in enumerate(TABLE_HEADER)
+            if wide or ("return" not in h and h != "ep. length" and not all(r[i] in empty for r in rows))]
+    t = Table(title=f"{results.suite}: success (Wilson 95% CI) and the cost ledger", box=box.SIMPLE_HEAD, pad_edge=False)
+    for i in keep:
+        h = TABLE_HEADER[i]
+        if h == "failures":
+            t.add_column(h, min_width=13, overflow="fold")
+        else:
+            t.add_column(h if wide else _SHORT.get(h, h), no_wrap=True)
+    for row in rows:
+        t.add_row(*[row[i] for i in keep])
+    console.print(t)
+    trows = totals_rows(results)
+    tkeep = [i for i, h in enumerate(TOTALS_HEADER) if wide or not all(r[i] in empty for r in trows)]
+    tt = Table(title="totals per agent", box=box.SIMPLE_HEAD, pad_edge=False)
+    for i in tkeep:
+        h = TOTALS_HEADER[i]
+        tt.add_column(h if wide else _SHORT.get(h, h).replace(" charged", ""), no_wrap=True)
+    for row in trows:
+        tt.add_row(*[row[i] for i in tkeep])
+    console.print(tt)
+
+
+def compare(
+    suite: Suite | str | Path,
+    out_dir: str | Path | None = None,
+    *,
+    workers: int | None = None,
+    progress: bool = True,
+    console: Console | None = None,
+    quiet: bool = False,
+) -> tuple[Results, dict[str, Path]]:
+    """Run (or resume) a suite under `out_dir`, render its report, print the table and the
+    report's path. Returns the results and the report file paths."""
+    from rich.console import Console
+
+    from polar.evals.report import render_report
+    from polar.evals.runner import run_suite
+
+    s = load_suite(suite)
+    out = Path(out_dir) if out_dir is not None else default_out_dir(s)
+    results = run_suite(s, out, workers=workers, progress=progress and not quiet)
+    paths = render_report(results, out)
+    if not quiet:
+        console = console or Console()
+        print_table(results, console)
+        console.print(f"ran {len(results.ran)} cell(s), reused {len(results.reused)} from {out}")
+        console.print(f"report: {paths['html']}  (tables: {paths['markdown']})")
+    return results, paths

@@ -1,0 +1,98 @@
+"""The planner agent: a planner profile over the skill library, run by the agent loop
+(`polar.agent.Agent`), optionally executing policy code in a sandbox.
+
+Its training cost is the pretraining of the skills it can use on the harness: every skill in
+the library compatible with the harness is charged its provenance env steps, once per agent
+(charge key `skill:<name>@<version>`), however many cells and episodes use it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from polar.episode import EpisodeRecord
+from polar.errors import ConfigError
+from polar.evals.agents import EvalAgent, Preparation
+from polar.evals.suite import HarnessEntry, PlannerAgentConfig
+from polar.harnesses.base import Harness
+
+
+def profile_overrides(cfg: PlannerAgentConfig, backend: str) -> dict[str, Any]:
+    """Suite fields that change the profile: the template variant and the LLM budgets."""
+    over: dict[str, Any] = dict(cfg.overrides)
+    if backend != "llm":
+        if cfg.template is not None:
+            raise ConfigError(f"agent {cfg.name}: template: the {backend} planner uses no prompt template")
+        return over
+    if cfg.template is not None:
+        over["templates"] = {**over.get("templates", {}), "user": cfg.template}
+    b = cfg.budget
+    limits = {k: v for k, v in {"max_calls": b.llm_calls, "max_tokens": b.tokens,
+                                 "max_cost_usd": b.usd}.items() if v is not None}
+    if limits:
+        over["budgets"] = {**over.get("budgets", {}), **limits}
+    return over
+
+
+def skill_charges(library: Any, harness_id: str) -> tuple[dict[str, int], list[dict[str, Any]]]:
+    """Pretraining env steps of the library's skills usable on this harness."""
+    charges: dict[str, int] = {}
+    listing = []
+    for s in library.list():
+        if not s.compatible(harness_id):
+            continue
+        steps = int(s.provenance.env_steps or 0)
+        if s.kind == "policy" and s.provenance.env_steps is None:
+            # A trained skill without its training cost on record cannot be charged honestly.
+            raise ConfigError(f"skill {s.ref}: provenance.env_steps is missing, so its pretraining "
+                              "cannot be charged; re-register it with its training run")
+        charges[f"skill:{s.ref}"] = steps
+        listing.append({"skill": s.ref, "kind": s.kind, "env_steps": steps,
+                        "trained_on": list(s.provenance.trained_on)})
+    return charges, listing
+
+
+class PlannerAgent(EvalAgent):
+    kind = "planner"
+    config: PlannerAgentConfig
+
+    def __init__(self, config: PlannerAgentConfig) -> None:
+        super().__init__(config)
+        self.planner: Any = None
+        self.library: Any = None
+
+    @property
+    def label(self) -> str:
+        return f"planner:{getattr(self.planner, 'name', self.config.planner)}"
+
+    def prepare(self, entry: HarnessEntry, seed: int, work_dir: Path) -> Preparation:
+        from polar.planners.profile import load_planner, load_profile
+        from polar.skills.store import SkillLibrary
+
+        cfg = self.config
+        backend = load_profile(cfg.planner).backend
+        self.planner = load_planner(cfg.planner, profile_overrides(cfg, backend) or None)
+        root = Path(cfg.skills).expanduser() if cfg.skills else None
+        if root is not None and not root.exists():
+            raise ConfigError(f"agent {cfg.name}: skills: {root} does not exist")
+        self.library = SkillLibrary(root)
+        charges, listing = skill_charges(self.library, entry.id)
+        return Preparation(train_env_steps=sum(charges.values()),
+                           info={"charges": charges, "skills": listing, "library": str(self.library.root),
+                                 "backend": backend})
+
+    def episode(self, harness: Harness, task: str, env_seed: int, max_steps: int | None,
+                episode_id: str) -> EpisodeRecord:
+        from polar.agent import Agent, AgentConfig
+
+        cfg = self.config
+        caps = [c for c in (max_steps, cfg.budget.env_steps) if c is not None]
+        agent_cfg = AgentConfig(
+            max_env_steps=min(caps) if caps else None,
+            sandbox_backend=cfg.sandbox or "process",
+            record_steps=False,  # a suite holds thousands of episodes; decisions suffice
+        )
+        if cfg.budget.decisions is not None:
+            agent_cfg.max_decisions = cfg.budget.decisions
+        return Agent(self.planner, self.library, agent_cfg, agent_name=self.label).run(task, harness, seed=env_seed)

@@ -1,0 +1,207 @@
+"""Eval suites: agents x harnesses x seeds x episodes, as one strict YAML file.
+
+A *cell* is one (agent, harness, seed): the unit the runner trains (pure RL), runs, persists
+and skips on resume. Every episode of a cell is seeded from the suite's `eval_seed`, the
+cell's seed and the episode index, so all agents face the same start states.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from polar.config import StrictModel, load_yaml, validate
+from polar.errors import ConfigError
+from polar.workspace import find_asset
+
+
+class Budget(StrictModel):
+    """Per-episode limits for planner agents (None: no limit beyond the harness's own)."""
+
+    llm_calls: int | None = Field(None, ge=1)
+    tokens: int | None = Field(None, ge=1)
+    usd: float | None = Field(None, gt=0)
+    env_steps: int | None = Field(None, ge=1)
+    decisions: int | None = Field(None, ge=1)
+
+
+class _Agent(StrictModel):
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
+
+
+class RandomAgentConfig(_Agent):
+    """Uniformly random actions from the harness's action space: the floor any agent must beat."""
+
+    kind: Literal["random"] = "random"
+
+
+class PureRLAgentConfig(_Agent):
+    """A policy trained by the RL engine on the harness (per cell seed), or a given checkpoint."""
+
+    kind: Literal["pure_rl"] = "pure_rl"
+    algo: Literal["ppo", "sac"] = "ppo"
+    train_steps: int | None = Field(None, ge=1)  # env steps of training per (harness, seed)
+    recipe: str | None = None  # a TrainConfig YAML whose hyperparameters to use
+    overrides: dict = Field(default_factory=dict)  # TrainConfig fields on top of the recipe
+    checkpoint: str | None = None  # evaluate this run dir instead of training
+    eval_every: int = Field(0, ge=0)  # env steps between learning-curve points; 0: end only
+    curve_episodes: int = Field(10, ge=1)  # episodes per learning-curve point
+    # Sample actions from the trained policy (false) or take the argmax (true). Sampling is
+    # the policy PPO optimised; a greedy MiniGrid policy can loop where the sampler succeeds.
+    deterministic: bool = False
+
+    @model_validator(mode="after")
+    def _one_source(self) -> PureRLAgentConfig:
+        if (self.train_steps is None) == (self.checkpoint is None):
+            raise ValueError("give exactly one of train_steps (train on the harness) or checkpoint (a run dir)")
+        return self
+
+
+class PlannerAgentConfig(_Agent):
+    """A planner profile over the skill library (optionally running policy code in a sandbox)."""
+
+    kind: Literal["planner"] = "planner"
+    planner: str  # profile name (planners/<name>.yaml) or path
+    skills: str | None = None  # skill library dir; None: the default library
+    sandbox: str | None = None  # sandbox profile for policy code; None: policy code disabled
+    template: str | None = None  # user prompt template override (LLM planners)
+    overrides: dict = Field(default_factory=dict)  # planner profile keys to replace
+    budget: Budget = Field(default_factory=Budget)
+
+
+AgentConfig = Annotated[
+    RandomAgentConfig | PureRLAgentConfig | PlannerAgentConfig, Field(discriminator="kind")
+]
+
+
+class HarnessEntry(StrictModel):
+    id: str  # e.g. minigrid:MiniGrid-DoorKey-8x8-v0, gym:CartPole-v1, a YAML path
+    name: str | None = None  # short label in tables; default: derived from id
+    task: str | None = None  # None: the harness's own mission / description
+    kwargs: dict = Field(default_factory=dict)
+    max_steps: int | None = Field(None, ge=1)  # per-episode step cap (None: the harness's)
+
+    @property
+    def label(self) -> str:
+        if self.name:
+            return self.name
+        return self.id.split(":", 1)[-1].removeprefix("MiniGrid-").removesuffix("-v0")
+
+
+class Suite(StrictModel):
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
+    description: str = ""
+    agents: list[AgentConfig] = Field(min_length=1)
+    harnesses: list[HarnessEntry] = Field(min_length=1)
+    seeds: list[int] = Field(min_length=1)
+    episodes: int = Field(10, ge=1)  # evaluation episodes per cell
+    eval_seed: int = Field(100_000, ge=0)  # episode env seed = eval_seed + 1000 * seed + index
+    workers: int = Field(0, ge=0)  # 0: in-process; N: N Ray workers running cells
+    bootstrap: int = Field(2000, ge=100)  # bootstrap resamples for return intervals
+
+    @field_validator("seeds", mode="before")
+    @classmethod
+    def _count(cls, v: object) -> object:
+        # `seeds: 5` is shorthand for [0, 1, 2, 3, 4].
+        if isinstance(v, int) and not isinstance(v, bool):
+            if v < 1:
+                raise ValueError("seeds: a count must be >= 1")
+            return list(range(v))
+        return v
+
+    @model_validator(mode="after")
+    def _unique(self) -> Suite:
+        names = [a.name for a in self.agents]
+        dup = {n for n in names if names.count(n) > 1}
+        if dup:
+            raise ValueError(f"agents: duplicate agent name(s) {sorted(dup)}")
+        labels = [h.label for h in self.harnesses]
+        dup = {n for n in labels if labels.count(n) > 1}
+        if dup:
+            raise ValueError(f"harnesses: duplicate harness label(s) {sorted(dup)}; set `name`")
+        if len(set(self.seeds)) != len(self.seeds):
+            raise ValueError("seeds: duplicate seeds")
+        if any(s < 0 or s >= 1_000_000 for s in self.seeds):
+            raise ValueError("seeds: each seed must be in [0, 1000000)")
+        return self
+
+    def agent(self, name: str) -> AgentConfig:
+        for a in self.agents:
+            if a.name == name:
+                return a
+        raise ConfigError(f"suite {self.name}: no agent named {name!r}")
+
+    def harness(self, label: str) -> HarnessEntry:
+        for h in self.harnesses:
+            if h.label == label:
+                return h
+        raise ConfigError(f"suite {self.name}: no harness labelled {label!r}")
+
+    def with_planner(self, profile: str) -> Suite:
+        """The suite with every planner agent using `profile` (e.g. from $POLAR_PLANNER)."""
+        agents = [a.model_copy(update={"planner": profile}) if isinstance(a, PlannerAgentConfig) else a
+                  for a in self.agents]
+        return self.model_copy(update={"agents": agents})
+
+    def episode_seed(self, seed: int, index: int) -> int:
+        if index >= 1000:
+            raise ConfigError(f"suite {self.name}: episodes must be < 1000 per cell (seed spacing)")
+        return self.eval_seed + 1000 * seed + index
+
+    def cells(self) -> list[Cell]:
+        return [
+            Cell(agent=a.name, harness=h.label, seed=s)
+            for a in self.agents
+            for h in self.harnesses
+            for s in self.seeds
+        ]
+
+    def cell_key(self, cell: Cell, inputs: str = "") -> str:
+        """A hash of everything that decides a cell's result; a changed cell is re-run on resume.
+        `inputs` fingerprints what the config only names (profile, recipe, skill library)."""
+        payload = {
+            "inputs": inputs,
+            "agent": self.agent(cell.agent).model_dump(mode="json"),
+            "harness": self.harness(cell.harness).model_dump(mode="json"),
+            "seed": cell.seed,
+            "episodes": self.episodes,
+            "eval_seed": self.eval_seed,
+        }
+        blob = json.dumps(payload, sort_keys=True).encode()
+        return hashlib.sha256(blob).hexdigest()[:16]
+
+
+class Cell(StrictModel):
+    agent: str
+    harness: str
+    seed: int
+
+    @property
+    def slug(self) -> str:
+        safe = re.sub(r"[^A-Za-z0-9_.\-]", "_", self.harness)
+        return f"{self.agent}/{safe}/seed-{self.seed}"
+
+
+def find_suite(path_or_name: str | Path) -> Path:
+    """A suite path, or a name looked up as evals/<name>.yaml in the workspace."""
+    p = Path(path_or_name)
+    if p.is_file():
+        return p
+    for rel in (str(path_or_name), f"{path_or_name}.yaml"):
+        found = find_asset("evals", rel)
+        if found is not None and found.is_file():
+            return found
+    raise ConfigError(f"suite {str(path_or_name)!r}: no such file, and no evals/{p.name}.yaml in the workspace")
+
+
+def load_suite(path_or_name: str | Path | Suite | dict) -> Suite:
+    if isinstance(path_or_name, Suite):
+        return path_or_name
+    if isinstance(path_or_name, dict):
+        return validate(Suite, path_or_name, "suite")
+    return load_yaml(find_suite(path_or_name), Suite)

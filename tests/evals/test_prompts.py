@@ -1,0 +1,57 @@
+"""`compare_prompts`: one suite per template variant, through a real LLM planner over HTTP."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from polar.errors import ConfigError
+from polar.evals.prompts import compare_prompts, parse_variants
+from tests.llm_server import Reply, ScriptedLLMServer
+
+ROOT = Path(__file__).resolve().parents[2]
+GIVE_UP = {"kind": "finish", "success": False, "reason": "scripted"}
+
+
+def test_parse_variants() -> None:
+    assert parse_variants(["a=planner_skill", "b=x/y.j2"]) == {"a": "planner_skill", "b": "x/y.j2"}
+    with pytest.raises(ConfigError, match="NAME=TEMPLATE"):
+        parse_variants(["planner_skill"])
+    with pytest.raises(ConfigError, match="given twice"):
+        parse_variants(["a=x", "a=y"])
+
+
+def test_variants_side_by_side_and_the_cache_makes_repeats_free(tmp_path: Path) -> None:
+    terse = tmp_path / "terse.j2"
+    terse.write_text((ROOT / "prompts" / "planner_skill.j2").read_text()
+                     .replace("name: planner_skill", "name: terse") + "\nAnswer in as few words as you can.\n")
+    with ScriptedLLMServer(default=Reply.decision(GIVE_UP, usage=(100, 7))) as server:
+        profile = tmp_path / "p.yaml"
+        profile.write_text(yaml.safe_dump({
+            "backend": "llm", "model": "openai/scripted", "api_base": server.url, "mode": "skill",
+            "timeout_s": 5, "retries": {"max_attempts": 1}, "structured_output": "none",
+            "cache_dir": str(tmp_path / "cache"), "record_path": None,
+        }))
+        suite = {"name": "pv", "agents": [{"name": "llm", "kind": "planner", "planner": str(profile)},
+                                          {"name": "random", "kind": "random"}],
+                 "harnesses": [{"id": "minigrid:MiniGrid-DoorKey-5x5-v0", "max_steps": 20}],
+                 "seeds": [0], "episodes": 2}
+        variants = {"base": "planner_skill", "terse": str(terse)}
+        rows = compare_prompts(suite, variants, tmp_path / "a", workers=0, quiet=True)
+        assert server.request_count == 4  # 2 variants x 2 episodes, one decision each
+        sent = [r.messages[-1]["content"] for r in server.requests]
+        assert all("few words" not in s for s in sent[:2]) and all("few words" in s for s in sent[2:])
+
+        again = compare_prompts(suite, variants, tmp_path / "b", workers=0, quiet=True)
+        assert server.request_count == 4  # every call replayed from the cache: no new request
+    assert [(r.variant, r.agent) for r in rows] == [("base", "llm"), ("terse", "llm")]
+    for r in rows:
+        assert (r.llm_calls, r.cached_calls, r.tokens) == (2, 0, 214)
+        assert r.failures == {"planner-gave-up": 2} and r.mean_latency_s > 0
+    for r in again:
+        assert (r.llm_calls, r.cached_calls, r.tokens) == (2, 2, 214)  # same ledger, all replayed
+        assert r.live_cost_usd == 0.0
+    table = (tmp_path / "a" / "prompts.md").read_text()
+    assert "| base | planner_skill | llm |" in table and (tmp_path / "a" / "terse" / "report.html").exists()

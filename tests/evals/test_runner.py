@@ -1,0 +1,174 @@
+"""The runner on real harnesses with the random agent: determinism, resume, Ray, attribution."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from polar.evals.agents import run_policy_episode
+from polar.evals.metrics import compute_results
+from polar.evals.runner import cell_path, run_cells, run_suite
+from polar.evals.suite import load_suite
+from polar.harnesses.registry import make_harness
+
+SUITE = {
+    "name": "resume",
+    "agents": [{"name": "rnd", "kind": "random"}, {"name": "rnd2", "kind": "random"}],
+    "harnesses": [
+        {"id": "minigrid:MiniGrid-Empty-5x5-v0", "max_steps": 40},
+        {"id": "minigrid:MiniGrid-DoorKey-5x5-v0", "max_steps": 30},
+    ],
+    "seeds": 2,
+    "episodes": 3,
+}
+
+
+def _key(ep) -> tuple:
+    return (ep.seed, ep.success, ep.episode_return, ep.env_steps, ep.failure_cause)
+
+
+def test_resume_runs_only_missing_cells(tmp_path: Path) -> None:
+    suite = load_suite(SUITE)
+    half = {c.slug for c in suite.cells()[::2]}
+    first = run_cells(suite, tmp_path, progress=False, only=lambda c: c.slug in half)
+    assert {c.slug for c in first.ran} == half and not first.skipped
+    mtimes = {s: cell_path(tmp_path, c).stat().st_mtime_ns for c in first.ran for s in [c.slug]}
+    for c in suite.cells():
+        assert cell_path(tmp_path, c).exists() == (c.slug in half)
+
+    second = run_cells(suite, tmp_path, progress=False)
+    assert {c.slug for c in second.ran} == {c.slug for c in suite.cells()} - half
+    assert {c.slug for c in second.skipped} == half
+    for c in first.ran:  # finished cells were not rewritten
+        assert cell_path(tmp_path, c).stat().st_mtime_ns == mtimes[c.slug]
+    assert len(second.results) == len(suite.cells())
+
+    third = run_cells(suite, tmp_path, progress=False)
+    assert not third.ran and len(third.skipped) == len(suite.cells())
+
+    # editing one agent invalidates that agent's cells only
+    edited = {**SUITE, "harnesses": [SUITE["harnesses"][0], {**SUITE["harnesses"][1], "max_steps": 31}]}
+    fourth = run_cells(edited, tmp_path, progress=False)
+    assert {c.harness for c in fourth.ran} == {"DoorKey-5x5"}
+    assert len(fourth.ran) == 4
+
+
+def test_a_corrupt_cell_file_is_run_again(tmp_path: Path) -> None:
+    suite = load_suite({**SUITE, "agents": SUITE["agents"][:1], "seeds": [0]})
+    run_cells(suite, tmp_path, progress=False)
+    victim = suite.cells()[0]
+    cell_path(tmp_path, victim).write_text("{ half a json")
+    again = run_cells(suite, tmp_path, progress=False)
+    assert [c.slug for c in again.ran] == [victim.slug]
+
+
+def test_episodes_are_deterministic_per_seed(tmp_path: Path) -> None:
+    a = run_cells(SUITE, tmp_path / "a", progress=False)
+    b = run_cells(SUITE, tmp_path / "b", progress=False)
+    ka = [[_key(e) for e in r.episodes] for r in a.results]
+    kb = [[_key(e) for e in r.episodes] for r in b.results]
+    assert ka == kb
+    # different cell seeds face different start states and action draws
+    assert ka[0] != ka[1]
+
+
+def test_ray_workers_give_the_same_results_as_in_process(tmp_path: Path) -> None:
+    ray = pytest.importorskip("ray")
+    suite = {**SUITE, "agents": SUITE["agents"][:1]}
+    local = run_cells(suite, tmp_path / "local", progress=False)
+    try:
+        remote = run_cells(suite, tmp_path / "ray", workers=2, progress=False)
+    finally:
+        ray.shutdown()
+    assert len(remote.ran) == 4
+    assert [[_key(e) for e in r.episodes] for r in local.results] == \
+        [[_key(e) for e in r.episodes] for r in remote.results]
+
+
+def test_failure_causes_from_real_episodes(tmp_path: Path) -> None:
+    """Random play on DoorKey with a short cap fails by step-limit; every failed episode has a
+    cause and the counts add up in the results."""
+    results = run_suite(SUITE, tmp_path, progress=False)
+    for row in results.rows:
+        assert row.episodes == 6
+        failed = round(row.episodes * (1 - row.success.value))
+        assert sum(row.failures.values()) == failed
+        if row.harness == "DoorKey-5x5":
+            assert row.failures == {"step-limit": 6}
+            assert row.eval_env_steps == 6 * 30
+    assert results.ran and not results.missing_cells
+
+
+class _CrashingHarness:
+    """A real MiniGrid harness whose game dies mid-episode (as a crashed game process would)."""
+
+    def __init__(self, crash_at: int) -> None:
+        self.inner = make_harness("minigrid:MiniGrid-Empty-5x5-v0")
+        self.spec = self.inner.spec
+        self.action_space = self.inner.action_space
+        self.crash_at, self.t = crash_at, 0
+
+    def reset(self, seed=None, options=None):
+        self.t = 0
+        return self.inner.reset(seed=seed, options=options)
+
+    def step(self, action):
+        self.t += 1
+        if self.t == self.crash_at:
+            raise BrokenPipeError("game process exited with code -9")
+        return self.inner.step(action)
+
+
+def test_a_harness_crash_is_attributed_to_the_harness() -> None:
+    h = _CrashingHarness(crash_at=3)
+    rec = run_policy_episode(h, lambda _o: 2, agent="random", task="get to the goal", env_seed=0,
+                             max_steps=None, episode_id="x")
+    assert not rec.success and rec.failure_cause == "harness-error"
+    assert "BrokenPipeError: game process exited" in rec.failure_detail
+    assert rec.env_steps == 2
+
+
+def test_success_is_read_from_the_harness() -> None:
+    h = make_harness("minigrid:MiniGrid-Empty-5x5-v0")
+    # Empty-5x5 starts at (1,1) facing east with the goal at (3,3): fwd, fwd, right, fwd, fwd
+    plan = iter([2, 2, 1, 2, 2])
+    rec = run_policy_episode(h, lambda _o: next(plan), agent="scripted", task="get to the goal",
+                             env_seed=0, max_steps=None, episode_id="y")
+    assert rec.success and rec.failure_cause is None and rec.env_steps == 5
+    assert rec.episode_return > 0.9
+
+
+def test_compute_results_counts_every_cell(tmp_path: Path) -> None:
+    summary = run_cells(SUITE, tmp_path, progress=False, only=lambda c: c.agent == "rnd")
+    res = compute_results(load_suite(SUITE), summary.results)
+    assert {r.agent for r in res.rows} == {"rnd"}
+    assert len(res.missing_cells) == 4 and all(m.startswith("rnd2/") for m in res.missing_cells)
+
+
+def test_changed_inputs_rerun_only_that_agent(tmp_path: Path) -> None:
+    """Editing the planner profile or the skill library (files the suite only names) invalidates
+    that planner's finished cells; other agents' cells are reused."""
+    from polar.skills.primitives import install_primitives, primitive_skills
+    from polar.skills.store import SkillLibrary
+
+    root = Path(__file__).resolve().parents[2]
+    profile = tmp_path / "sym.yaml"
+    profile.write_text((root / "planners" / "symbolic.yaml").read_text())
+    lib = SkillLibrary(tmp_path / "lib")
+    install_primitives(lib)
+    suite = {"name": "inputs", "seeds": [0], "episodes": 1,
+             "agents": [{"name": "sym", "kind": "planner", "planner": str(profile), "skills": str(tmp_path / "lib")},
+                        {"name": "rnd", "kind": "random"}],
+             "harnesses": [{"id": "minigrid:MiniGrid-Empty-5x5-v0", "max_steps": 10}]}
+    out = tmp_path / "out"
+    assert len(run_cells(suite, out, progress=False).ran) == 2
+    assert not run_cells(suite, out, progress=False).ran
+
+    profile.write_text(profile.read_text() + "\n# edited\n")
+    assert [c.agent for c in run_cells(suite, out, progress=False).ran] == ["sym"]
+
+    extra = primitive_skills()[0].model_copy(update={"name": "extra-prim", "description": "another primitive"})
+    lib.register(extra)
+    assert [c.agent for c in run_cells(suite, out, progress=False).ran] == ["sym"]
+    assert not run_cells(suite, out, progress=False).ran
