@@ -264,7 +264,7 @@ class Agent:
             elif h.truncated:
                 cause, detail = "step-limit", f"episode truncated after {h.t} steps"
             elif h.terminated:
-                cause, detail = "skill-failure", "episode terminated without success"
+                cause, detail = "task-failed", "episode terminated without success"
             else:
                 cause, detail = "planner-gave-up", "the planner finished without reaching the goal"
         llm = [c for d in decisions for c in d.llm_calls]

@@ -72,5 +72,27 @@ def task(
         raise typer.Exit(1)
 
 
+def demo(
+    out: Path = typer.Option(Path("runs/demo"), "--out", help="Folder of the results and report."),
+    suite: str = typer.Option("demo", "--suite", help="Suite to run (name under evals/ or a path)."),
+    workers: int = typer.Option(None, "--workers", help="Ray workers (default: the suite's)."),
+) -> None:
+    """The short planner-plus-skills vs pure-RL comparison on the embedded defaults.
+
+    Runs `evals/demo.yaml` (symbolic planner + shipped skills vs PPO vs random), prints the
+    table and the report's path. With POLAR_PLANNER=planners/<llm>.yaml (and its API key) the
+    planner agent uses that profile instead. Re-running resumes: finished cells are kept.
+    """
+    from polar.evals.comparison import compare
+    from polar.evals.suite import load_suite
+
+    s = load_suite(suite)
+    if profile := os.environ.get("POLAR_PLANNER"):
+        s = s.with_planner(profile)
+        console.print(f"planner profile from POLAR_PLANNER: {profile}")
+    compare(s, out, workers=workers)
+
+
 def register(app: typer.Typer) -> None:
     app.command("task")(task)
+    app.command("demo")(demo)

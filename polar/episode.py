@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 FailureCause = Literal[
     "planner-parse", "skill-failure", "sandbox-error", "harness-error", "budget", "step-limit",
-    "planner-gave-up",
+    "planner-gave-up", "task-failed",
 ]
 
 

@@ -128,7 +128,7 @@ def run_policy_episode(
         if truncated:
             cause, detail = "step-limit", f"episode cut at {t} steps"
         else:
-            detail = f"episode terminated after {t} steps without success"
+            cause, detail = "task-failed", f"episode terminated after {t} steps without success"
     return EpisodeRecord(
         episode_id=episode_id, agent=agent, harness_id=harness.spec.id, task=task, seed=env_seed,
         success=success, episode_return=ret, env_steps=t, terminated=bool(terminated),
