@@ -37,6 +37,7 @@ class RecordingHarness(Harness):
         self.total_reward = 0.0
         self.terminated = self.truncated = False
         self.last_info: dict[str, Any] = {}
+        self.last_obs: Any = None
         self.decision_index = -1
 
     def __getattr__(self, name: str) -> Any:  # e.g. MiniGridHarness.grid_env for skills
@@ -59,6 +60,7 @@ class RecordingHarness(Harness):
             trunc = True
             info = {**info, "polar_step_limit": self.max_steps}
         self.terminated, self.truncated, self.last_info = bool(term), bool(trunc), info
+        self.last_obs = obs
         if self.record_steps:
             a = action.tolist() if hasattr(action, "tolist") else action
             self.steps.append(StepRecord(t=self.t, action=a, reward=float(r), terminated=bool(term),
@@ -146,15 +148,16 @@ class Agent:
         return out, result.obs, cause
 
     def _run_code(self, code: PolicyCode, h: RecordingHarness, obs: Any) -> tuple[dict[str, Any], Any, str | None]:
-        from polar.sandboxes.policy_runner import run_policy_code
+        """Run policy code in the sandbox from the current state; returns (outcome, obs, cause)."""
+        from polar.sandboxes.policy_runner import run_policy
 
         cap = code.max_steps or (h.max_steps - h.t if h.max_steps else 500)
-        res = run_policy_code(code.source, h, obs=obs, entrypoint=code.entrypoint, max_steps=cap,
-                              backend=self.config.sandbox_backend)
-        out = res.model_dump(mode="json") if hasattr(res, "model_dump") else dict(res.__dict__)
-        new_obs = out.pop("final_obs", None) if "final_obs" in out else getattr(res, "obs", obs)
-        error = out.get("error_type") or out.get("error")
-        return out, new_obs, "sandbox-error" if error else (None if out.get("success", True) else "skill-failure")
+        res = run_policy(code.source, h, entrypoint=code.entrypoint, max_steps=cap,
+                         backend=self.config.sandbox_backend, obs=obs)
+        out = {**res.to_dict(), "episode_return": res.total_return, "reason": res.feedback(),
+               "success": res.error_type is None and res.success is not False}
+        cause = "sandbox-error" if res.error_type else (None if out["success"] else "skill-failure")
+        return out, h.last_obs if res.steps else obs, cause
 
     def _calls(self) -> list[LLMCallRecord]:
         """The LLM calls of the planner's last decide(), as episode-level records."""

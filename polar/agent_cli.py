@@ -41,6 +41,7 @@ def task(
     skills: Path = typer.Option(None, "--skills", help="Skill library folder (default: skills/)."),
     max_decisions: int = typer.Option(50, help="Decision budget of the episode."),
     max_steps: int = typer.Option(None, help="Env-step cap (default: the harness's own limit)."),
+    sandbox: str = typer.Option("process", help="Sandbox backend for policy code: restricted|process|docker."),
 ) -> None:
     """Run one episode: the planner decides, skills and sandboxed code act, outcomes feed back.
 
@@ -55,7 +56,8 @@ def task(
     profile = planner or os.environ.get("POLAR_PLANNER") or "symbolic"
     p = load_planner(profile)
     library = SkillLibrary(skills) if skills else SkillLibrary()
-    agent = Agent(p, library, AgentConfig(max_decisions=max_decisions, max_env_steps=max_steps),
+    agent = Agent(p, library, AgentConfig(max_decisions=max_decisions, max_env_steps=max_steps,
+                                                  sandbox_backend=sandbox),
                   on_event=_trace)
     with make_harness(harness) as h:
         record = agent.run(text, h, seed=seed)

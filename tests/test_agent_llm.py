@@ -100,3 +100,25 @@ def test_reply_that_never_validates_is_never_executed(tmp_path, bad):
         assert rec["failure_cause"] == "planner-parse"
         assert rec["env_steps"] == 0
         assert server.request_count == 2  # the reply and one repair round
+
+
+def test_policy_code_runs_sandboxed_and_its_failure_feeds_back(tmp_path):
+    hostile = "import os\ndef act(obs):\n    return 0\n"
+    balance = "def act(obs):\n    return 1 if obs[2] + 0.5 * obs[3] > 0 else 0\n"
+    with ScriptedLLMServer() as server:
+        server.push(Reply.decision({"kind": "code", "source": hostile}),
+                    Reply.decision({"kind": "code", "source": balance}))
+        p = profile(tmp_path, server, mode="code")
+        env = {**os.environ, "POLAR_SKILLS": str(REPO / "skills")}
+        r = subprocess.run(
+            [sys.executable, "-m", "polar.cli", "task", "balance the pole", "--harness", "gym:CartPole-v1",
+             "--planner", str(p), "--out", str(tmp_path / "run"), "--sandbox", "restricted"],
+            capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120)
+        rec = json.loads((tmp_path / "run" / "episode.json").read_text())
+    first, second = (d["outcomes"][0] for d in rec["decisions"])
+    assert first["error_type"] == "SandboxViolation" and first["steps"] == 0, first
+    # the second request carried the violation back to the model
+    assert "SandboxViolation" in json.dumps(server.requests[1].body["messages"])
+    assert second["error_type"] is None and second["steps"] == 500  # balanced to the time limit
+    assert rec["env_steps"] == 500 and rec["episode_return"] == 500.0
+    assert rec["truncated"] and r.returncode == 1  # CartPole reports no success: nothing claimed

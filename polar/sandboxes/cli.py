@@ -1,0 +1,74 @@
+"""`polar sandbox run | build-image | doctor`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+sandbox_app = typer.Typer(help="Run code in a sandbox, build its image, check what is enforced.",
+                          no_args_is_help=True)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(sandbox_app, name="sandbox")
+
+
+@sandbox_app.command("run")
+def run(
+    file: Path = typer.Argument(..., help="Python source defining the function to call"),
+    backend: str | None = typer.Option(None, help="restricted | process | docker (default: the profile's)"),
+    call: str = typer.Option("act", help="function to call"),
+    args: str = typer.Option("[]", help="JSON list of positional arguments"),
+    timeout: float | None = typer.Option(None, help="wall-clock seconds per call"),
+    memory_mb: int | None = typer.Option(None, "--memory-mb", help="memory limit in MB"),
+    profile: str = typer.Option("default", help="profile name or YAML path"),
+) -> None:
+    """Load FILE in a sandbox, call one function, print its JSON result."""
+    from polar.config import validate
+    from polar.errors import ConfigError
+    from polar.sandboxes.base import SandboxLimits, make_sandbox
+    from polar.sandboxes.profiles import load_profile
+
+    prof = load_profile(profile)
+    try:
+        call_args = json.loads(args)
+    except json.JSONDecodeError as err:
+        raise ConfigError(f"--args: not valid JSON: {err}") from None
+    if not isinstance(call_args, list):
+        raise ConfigError("--args: must be a JSON list of positional arguments, e.g. '[[0.1, 0.2]]'")
+    try:
+        source = file.read_text()
+    except OSError as err:
+        raise ConfigError(f"{file}: cannot read: {err.strerror}") from None
+    updates = {k: v for k, v in (("timeout_s", timeout), ("memory_mb", memory_mb)) if v is not None}
+    limits = validate(SandboxLimits, {**prof.limits.model_dump(), **updates}, "--timeout/--memory-mb")
+    with make_sandbox(backend or prof.backend, limits) as box:
+        box.load(source)
+        typer.echo(json.dumps(box.call(call, *call_args)))
+
+
+@sandbox_app.command("build-image")
+def build_image_cmd(force: bool = typer.Option(False, help="rebuild even if it exists")) -> None:
+    """Build the docker backend's image from Debian packages (cached by content hash)."""
+    from polar.sandboxes.engine import docker_client
+    from polar.sandboxes.image import build_image
+
+    ref = build_image(docker_client(), force=force, log=lambda m: typer.echo(m, err=True))
+    typer.echo(ref)
+
+
+@sandbox_app.command("doctor")
+def doctor(
+    stop_engine: bool = typer.Option(False, help="stop the podman service Polar started"),
+) -> None:
+    """Say what each backend can enforce on this machine."""
+    from polar.sandboxes.doctor import report
+    from polar.sandboxes.engine import stop_podman_service
+
+    if stop_engine:
+        typer.echo("stopped" if stop_podman_service() else "no podman service started by Polar")
+        return
+    for line in report():
+        typer.echo(line)

@@ -1,0 +1,178 @@
+"""The host side of a sandbox worker: frames in, plain data or a typed error out.
+
+Backends differ only in how they start, kill and post-mortem the worker (`_start`, `_kill`,
+`_death`); the request/reply protocol and the mapping of failures to typed errors live here.
+"""
+
+from __future__ import annotations
+
+import signal
+from abc import abstractmethod
+from typing import Any, Protocol
+
+from polar.sandboxes.base import (
+    Sandbox,
+    SandboxCodeError,
+    SandboxCrash,
+    SandboxError,
+    SandboxLimits,
+    SandboxMemoryError,
+    SandboxOutputError,
+    SandboxTimeout,
+    SandboxViolation,
+    to_plain,
+)
+from polar.wire import ChannelClosed, ChannelTimeout, ProtocolError
+
+FRAME_OVERHEAD = 64  # bytes of reply envelope around the value itself
+
+
+class Channel(Protocol):
+    def send(self, obj: Any) -> None: ...
+
+    def recv(self, timeout: float | None = None) -> Any: ...
+
+
+def worker_config(limits: SandboxLimits, mode: str, libdir: str | None = None) -> dict[str, Any]:
+    """What the worker applies to itself before any untrusted code exists."""
+    return {
+        "mode": mode,
+        "libdir": libdir,
+        "memory_bytes": limits.memory_mb * 1024 * 1024,
+        "cpu_s": limits.cpu_s,
+        "output_bytes": limits.output_bytes,
+        "file_bytes": limits.file_mb * 1024 * 1024,
+        "nproc": 0,
+        "nofile": 32,
+    }
+
+
+def death_from_status(status: int, limits: SandboxLimits, cpu_used: float | None) -> SandboxError:
+    """Explain a worker's exit status (a signal number when negative or > 128)."""
+    sig = -status if status < 0 else status - 128 if status > 128 else 0
+    if sig == signal.SIGXCPU or (sig == signal.SIGKILL and cpu_used is not None
+                                 and cpu_used >= limits.cpu_s - 0.5):
+        return SandboxTimeout(f"the code used up its CPU time limit of {limits.cpu_s} s "
+                              "(limits.cpu_s) and was killed")
+    if sig == signal.SIGXFSZ:
+        return SandboxViolation(f"the code wrote a file larger than the limit of "
+                                f"{limits.file_mb} MB (limits.file_mb) and was killed")
+    if sig == signal.SIGSEGV:
+        return SandboxCrash("the sandboxed process crashed with a segmentation fault "
+                            "(often: recursion too deep for the C stack)")
+    if sig == signal.SIGKILL:
+        return SandboxCrash(f"the sandboxed process was killed by SIGKILL (by the CPU-time hard "
+                            f"limit of {limits.cpu_s} s or the kernel's memory killer at "
+                            f"{limits.memory_mb} MB)")
+    if sig:
+        return SandboxCrash(f"the sandboxed process was killed by signal "
+                            f"{signal.Signals(sig).name if sig in signal.valid_signals() else sig}")
+    return SandboxCrash(f"the sandboxed process exited with status {status} "
+                        "(the code ended its own process)")
+
+
+_KINDS: dict[str, type[SandboxError]] = {
+    "violation": SandboxViolation,
+    "memory": SandboxMemoryError,
+    "output": SandboxOutputError,
+}
+
+
+def reply_value(reply: Any) -> Any:
+    """[0, value] -> value; [1, kind, type, message] -> the matching typed error."""
+    if not isinstance(reply, list) or not reply or reply[0] not in (0, 1):
+        raise SandboxCrash("the sandbox sent a malformed reply (protocol broken)")
+    if reply[0] == 0 and len(reply) == 2:
+        return reply[1]
+    if len(reply) != 4 or not all(isinstance(x, str) for x in reply[1:]):
+        raise SandboxCrash("the sandbox sent a malformed error reply (protocol broken)")
+    _, kind, type_name, message = reply
+    message = " ".join(message.split())  # one line: the CLI prints `ErrorType: message`
+    if kind in _KINDS:
+        raise _KINDS[kind](f"{type_name}: {message}" if kind != "output" else message)
+    raise SandboxCodeError(type_name[:100], message[:2000])
+
+
+class WorkerSandbox(Sandbox):
+    """A persistent worker process speaking frames; subclasses say how it starts and dies."""
+
+    _start_reads_ready = False  # whether _start already consumed the worker's ready frame
+
+    def __init__(self, limits: SandboxLimits | None = None) -> None:
+        super().__init__(limits)
+        self._chan: Channel | None = None
+        self._loaded = False
+
+    # --- what a backend provides
+
+    @abstractmethod
+    def _start(self) -> Channel:
+        """Start a worker; return its channel (the ready frame not yet read)."""
+
+    @abstractmethod
+    def _kill(self) -> None:
+        """Kill the worker from outside (SIGKILL or container kill); must not raise."""
+
+    @abstractmethod
+    def _death(self) -> SandboxError:
+        """After the channel closed: wait for the worker and explain why it died."""
+
+    # --- the contract
+
+    def load(self, source: str) -> list[str]:
+        self._check_source(source)
+        if self._chan is None:
+            self._chan = self._start()
+            if not self._start_reads_ready:
+                self._roundtrip(None, self.limits.load_timeout_s, "start")
+        names = self._roundtrip(["load", source], self.limits.load_timeout_s, "load")
+        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+            raise SandboxCrash("the sandbox answered load with something other than a list of names")
+        self._loaded = True
+        return names
+
+    def call(self, name: str, *args: Any) -> Any:
+        if not self._loaded or self._chan is None:
+            raise SandboxError("no code is loaded: call load(source) first "
+                               "(after a timeout or crash the sandbox must be loaded again)")
+        return self._roundtrip(["call", name, to_plain(list(args))], self.limits.timeout_s,
+                               f"the call to {name}()")
+
+    def close(self) -> None:
+        if self._chan is not None:
+            self._kill()
+        self._chan = None
+        self._loaded = False
+
+    def _roundtrip(self, msg: Any, timeout: float, what: str) -> Any:
+        assert self._chan is not None
+        try:
+            if msg is not None:
+                self._chan.send(msg)
+            reply = self._chan.recv(timeout)
+        except ChannelTimeout:
+            self._fail()
+            raise SandboxTimeout(f"{what} ran past its wall-clock limit of {timeout:g} s "
+                                 f"({'limits.timeout_s' if what.startswith('the call') else 'limits.load_timeout_s'}); "
+                                 "the sandbox was killed") from None
+        except ChannelClosed:
+            err = self._death()
+            self._fail()
+            raise err from None
+        except ProtocolError as perr:
+            self._fail()
+            if "exceeds the limit" in str(perr):
+                raise SandboxOutputError(f"{what} returned more than the output limit of "
+                                         f"{self.limits.output_bytes} bytes (limits.output_bytes)") from None
+            raise SandboxCrash(f"the sandbox broke the protocol: {perr}") from None
+        try:
+            return reply_value(reply)
+        except SandboxCrash:
+            self._fail()
+            raise
+
+    def _fail(self) -> None:
+        """After a fatal error the worker is gone; the next load starts a fresh one."""
+        self._kill()
+        self._chan = None
+        self._loaded = False

@@ -1,0 +1,8 @@
+# ruff: noqa
+# class: secrets
+# expect: contained
+import os
+
+
+def attack(ctx):
+    return dict(os.environ)

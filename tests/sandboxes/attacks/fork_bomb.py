@@ -1,0 +1,9 @@
+# ruff: noqa
+# class: resource exhaustion
+# expect: SandboxCodeError
+import os
+
+
+def attack(ctx):
+    while True:
+        os.fork()

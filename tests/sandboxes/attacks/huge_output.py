@@ -1,0 +1,5 @@
+# ruff: noqa
+# class: resource exhaustion
+# expect: SandboxOutputError
+def attack(ctx):
+    return "x" * (20 * 1024 * 1024)

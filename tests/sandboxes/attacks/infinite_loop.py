@@ -1,0 +1,6 @@
+# ruff: noqa
+# class: resource exhaustion
+# expect: SandboxTimeout
+def attack(ctx):
+    while True:
+        pass

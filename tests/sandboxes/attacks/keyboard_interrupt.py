@@ -1,0 +1,5 @@
+# ruff: noqa
+# class: exit
+# expect: SandboxCodeError
+def attack(ctx):
+    raise KeyboardInterrupt

@@ -1,0 +1,67 @@
+"""Policy code driving a real harness through the sandbox, with outcomes for the planner."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+from polar.harnesses.registry import make_harness
+from polar.sandboxes.base import SandboxLimits, SandboxOutputError
+from polar.sandboxes.policy_runner import coerce_action, run_policy
+
+BALANCE = """
+def act(obs):
+    x, v, angle, omega = obs
+    return 1 if angle + 0.5 * omega > 0 else 0
+"""
+
+
+@pytest.mark.parametrize("backend", ["restricted", "process"])
+def test_balancing_policy_beats_random(backend: str) -> None:
+    with make_harness("gym:CartPole-v1") as harness:
+        out = run_policy(BALANCE, harness, backend=backend, seed=0)
+    assert out.error_type is None, out.feedback()
+    assert out.steps > 100 and out.total_return == out.steps  # random play lasts ~20 steps
+    assert out.stopped_by in ("terminated", "truncated")
+
+
+def test_step_cap_stops_the_episode() -> None:
+    limits = SandboxLimits(max_env_steps=30)
+    with make_harness("gym:CartPole-v1") as harness:
+        out = run_policy(BALANCE, harness, backend="process", limits=limits, seed=0, max_steps=500)
+    assert out.steps == 30 and out.stopped_by == "step_limit" and out.error_type is None
+
+
+def test_failures_become_outcomes() -> None:
+    with make_harness("gym:CartPole-v1") as harness:
+        bad_action = run_policy("def act(obs):\n    return 7\n", harness, backend="process", seed=0)
+        missing = run_policy("def policy(obs):\n    return 0\n", harness, backend="process")
+        slow = run_policy("def act(obs):\n    while True:\n        pass\n", harness,
+                          backend="process", limits=SandboxLimits(timeout_s=0.3))
+    assert bad_action.error_type == "SandboxOutputError" and "outside the action space" in bad_action.error
+    assert bad_action.steps == 0 and "Discrete(2)" in bad_action.feedback()
+    assert missing.error_type == "SandboxOutputError" and "'act'" in missing.error
+    assert slow.error_type == "SandboxTimeout"
+
+
+def test_minigrid_dict_observation_arrives_as_plain_data() -> None:
+    src = ("def act(obs):\n"
+           "    assert isinstance(obs['image'], list) and len(obs['image']) == 7\n"
+           "    return 2\n")  # always 'forward'
+    with make_harness("minigrid:MiniGrid-Empty-5x5-v0") as harness:
+        out = run_policy(src, harness, backend="process", seed=1, max_steps=5)
+    assert out.error_type is None, out.feedback()
+    assert out.steps >= 1
+
+
+def test_coerce_action_per_space() -> None:
+    box = gym.spaces.Box(-1.0, 1.0, shape=(2,), dtype=np.float32)
+    assert coerce_action([0.5, -0.5], box).dtype == np.float32
+    with pytest.raises(SandboxOutputError, match="outside"):
+        coerce_action([2.0, 0.0], box)
+    with pytest.raises(SandboxOutputError, match="shape"):
+        coerce_action([0.0], box)
+    with pytest.raises(SandboxOutputError, match="integer"):
+        coerce_action(True, gym.spaces.Discrete(3))
+    assert coerce_action({"a": 1}, gym.spaces.Dict({"a": gym.spaces.Discrete(2)})) == {"a": 1}
