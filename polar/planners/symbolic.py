@@ -131,7 +131,9 @@ class SymbolicPlanner:
         """Drop what we carry where it blocks nothing: turn around first, then drop."""
         preds = set(state.predicates)
         carried = state.agent["carrying"]
-        if self._turns >= 2 and "front_clear" in preds:
+        # prefer the cell behind us (2 turns); else a side cell; never where we picked it up
+        t = self._turns
+        if "front_clear" in preds and (t % 4 == 2 or (t >= 3 and t % 4 != 0)):
             self._turns = 0
             return SkillCall(skill="drop", args={"object": carried["type"], "color": carried["color"]},
                              reason=f"put the {carried['color']} {carried['type']} aside")
