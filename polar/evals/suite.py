@@ -32,6 +32,8 @@ class Budget(StrictModel):
 
 class _Agent(StrictModel):
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
+    # a subset of the suite's seeds for this agent (e.g. fewer for costly training); None: all
+    seeds: list[int] | None = None
 
 
 class RandomAgentConfig(_Agent):
@@ -128,6 +130,9 @@ class Suite(StrictModel):
             raise ValueError("seeds: duplicate seeds")
         if any(s < 0 or s >= 1_000_000 for s in self.seeds):
             raise ValueError("seeds: each seed must be in [0, 1000000)")
+        for a in self.agents:
+            if a.seeds is not None and (not a.seeds or not set(a.seeds) <= set(self.seeds)):
+                raise ValueError(f"agents.{a.name}.seeds: must be a non-empty subset of the suite's seeds")
         return self
 
     def agent(self, name: str) -> AgentConfig:
@@ -158,7 +163,7 @@ class Suite(StrictModel):
             Cell(agent=a.name, harness=h.label, seed=s)
             for a in self.agents
             for h in self.harnesses
-            for s in self.seeds
+            for s in (a.seeds if a.seeds is not None else self.seeds)
         ]
 
     def cell_key(self, cell: Cell, inputs: str = "") -> str:

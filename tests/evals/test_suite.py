@@ -75,3 +75,14 @@ def test_with_planner_swaps_every_planner_profile(tmp_path: Path) -> None:
     s = load_suite(_write(tmp_path, text)).with_planner("planners/openai.yaml")
     assert s.agent("p").planner == "planners/openai.yaml" and s.agent("rnd").kind == "random"
     assert s.cell_key(s.cells()[-1]) != load_suite(_write(tmp_path, text)).cell_key(s.cells()[-1])
+
+
+def test_per_agent_seed_subset(tmp_path: Path) -> None:
+    text = BASE.replace("  - {name: rnd, kind: random}",
+                        "  - {name: rnd, kind: random}\n  - {name: few, kind: random, seeds: [0, 2]}")
+    s = load_suite(_write(tmp_path, text))
+    assert [c.seed for c in s.cells() if c.agent == "few"] == [0, 2]
+    assert [c.seed for c in s.cells() if c.agent == "rnd"] == [0, 1, 2]
+    bad = BASE.replace("  - {name: rnd, kind: random}", "  - {name: rnd, kind: random, seeds: [7]}")
+    with pytest.raises(ConfigError, match="agents.rnd.seeds"):
+        load_suite(_write(tmp_path, bad))
