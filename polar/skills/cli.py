@@ -126,19 +126,30 @@ def _run_provenance(run_dir: Path) -> dict[str, Any]:
                 h = cfg["harness"]
                 out["trained_on"] = [h] if isinstance(h, str) else list(h)
             break
-    for cand in ("metrics.json", "summary.json", "state.json"):
+    # eval.json is what `polar train` writes: env steps and the final deterministic evaluation
+    for cand in ("eval.json", "metrics.json", "summary.json", "state.json"):
         p = run_dir / cand
-        if p.is_file():
-            try:
-                d = json.loads(p.read_text())
-            except (OSError, json.JSONDecodeError):
-                continue
-            for key in ("env_steps", "global_step", "steps"):
-                if isinstance(d, dict) and isinstance(d.get(key), int):
-                    out["env_steps"] = d[key]
-                    break
-            if "env_steps" in out:
+        if not p.is_file():
+            continue
+        try:
+            d = json.loads(p.read_text())
+        except (OSError, json.JSONDecodeError):
+            continue
+        if not isinstance(d, dict):
+            continue
+        for key in ("env_steps", "global_step", "steps"):
+            if isinstance(d.get(key), int):
+                out["env_steps"] = d[key]
                 break
+        rate, episodes = d.get("success_rate"), d.get("episodes")
+        if cand == "eval.json" and isinstance(rate, (int, float)) and isinstance(episodes, int) and episodes:
+            from polar.skills.model import Measurement
+
+            out["success"] = Measurement.from_counts(
+                round(rate * episodes), episodes, harness=",".join(out.get("trained_on", [])) or None
+            ).model_dump(mode="json")
+        if "env_steps" in out:
+            break
     return out
 
 

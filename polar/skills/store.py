@@ -324,9 +324,13 @@ def load_skill_policy(skill: Skill) -> Any:
         raise SkillLoadError(
             f"{wfile}: weights file is corrupt (sha256 {actual[:12]}..., manifest says "
             f"{skill.weights_sha256[:12]}...); re-register skill {skill.ref}")
+    import torch
     from safetensors import SafetensorError
     from safetensors.torch import load_file
 
+    # Skill networks are tiny: one thread per forward pass is fastest, and on a loaded machine
+    # torch's default pool made each step ~30x slower (measured with polar skills eval).
+    torch.set_num_threads(1)
     try:
         tensors = load_file(str(wfile))
     except (SafetensorError, OSError, ValueError) as err:
