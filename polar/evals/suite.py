@@ -171,7 +171,8 @@ class Suite(StrictModel):
         `inputs` fingerprints what the config only names (profile, recipe, skill library)."""
         payload = {
             "inputs": inputs,
-            "agent": self.agent(cell.agent).model_dump(mode="json"),
+            # an agent's seed subset picks cells; it does not change what a cell computes
+            "agent": self.agent(cell.agent).model_dump(mode="json") | {"seeds": None},
             "harness": self.harness(cell.harness).model_dump(mode="json"),
             "seed": cell.seed,
             "episodes": self.episodes,
