@@ -23,7 +23,6 @@ from polar.errors import ProtocolError
 HEADER = struct.Struct(">I")
 NDARRAY_EXT = 1
 DEFAULT_MAX_FRAME = 64 * 1024 * 1024
-_ALLOWED_DTYPE_KINDS = set("biufc?")  # no object arrays: they would need pickle
 
 
 class ChannelClosed(ProtocolError):
@@ -34,16 +33,52 @@ class ChannelTimeout(ProtocolError):
     """The peer did not answer within the deadline."""
 
 
+# -- the codec -------------------------------------------------------------------------------
+# Speed matters (the connector does one round trip per env step): the part of an array's
+# payload that depends only on its dtype and shape (the array header, the dtype string, the
+# shape, the bin header) is cached, so an array costs one tobytes() and one concatenation.
+# tests/test_wire.py checks the bytes against plain msgpack.
+_ALLOWED_KINDS = frozenset("biufc?")
+_dtype_cache: dict[str, np.dtype] = {}
+_prefix_cache: dict[tuple[np.dtype, tuple[int, ...]], bytes] = {}
+_CACHE_LIMIT = 256
+
+
+def _bin_header(n: int) -> bytes:
+    if n < 1 << 8:
+        return b"\xc4" + n.to_bytes(1, "big")
+    if n < 1 << 16:
+        return b"\xc5" + n.to_bytes(2, "big")
+    return b"\xc6" + n.to_bytes(4, "big")
+
+
+def _ndarray_prefix(arr: np.ndarray) -> bytes:
+    """msgpack of [dtype_str, shape, <bin header>]: everything in the payload but the data."""
+    key = (arr.dtype, arr.shape)
+    prefix = _prefix_cache.get(key)
+    if prefix is None:
+        if arr.dtype.kind not in _ALLOWED_KINDS:
+            raise TypeError(f"cannot send a numpy array of dtype {arr.dtype}")
+        prefix = (b"\x93" + msgpack.packb(arr.dtype.str) + msgpack.packb(list(arr.shape))
+                  + _bin_header(arr.nbytes))
+        if len(_prefix_cache) < _CACHE_LIMIT:
+            _prefix_cache[key] = prefix
+    return prefix
+
+
+# ExtType is a namedtuple whose __new__ re-checks its arguments in Python (~1 us); ours are
+# known good, so build the tuple directly. The byte-identity tests cover this.
+_ExtType = msgpack.ExtType
+_new_tuple = tuple.__new__
+
+
 def _default(obj: Any) -> Any:
     if isinstance(obj, np.ndarray):
-        if obj.dtype.kind not in _ALLOWED_DTYPE_KINDS:
-            raise TypeError(f"cannot send a numpy array of dtype {obj.dtype}")
-        arr = obj if obj.flags.c_contiguous else np.ascontiguousarray(obj)  # keeps 0-d shapes
-        body = msgpack.packb([arr.dtype.str, list(arr.shape), arr.tobytes()], use_bin_type=True)
-        return msgpack.ExtType(NDARRAY_EXT, body)
+        prefix = _ndarray_prefix(obj)
+        return _new_tuple(_ExtType, (NDARRAY_EXT, prefix + obj.tobytes()))  # tobytes(): C order
     if isinstance(obj, np.generic):
         return obj.item()
-    if isinstance(obj, (tuple, set, frozenset)):
+    if isinstance(obj, (set, frozenset)):
         return list(obj)
     raise TypeError(f"cannot send a value of type {type(obj).__name__}")
 
@@ -53,27 +88,44 @@ def _ext_hook(code: int, data: bytes) -> Any:
         raise ProtocolError(f"unknown msgpack extension type {code}")
     try:
         dtype_str, shape, raw = msgpack.unpackb(data, raw=False)
-        dtype = np.dtype(dtype_str)
+        dtype = _dtype_cache.get(dtype_str)
+        if dtype is None:
+            dtype = np.dtype(dtype_str)
+            if dtype.kind not in _ALLOWED_KINDS:
+                raise ProtocolError(f"refusing ndarray of dtype {dtype}")
+            if len(_dtype_cache) < 64:
+                _dtype_cache[dtype_str] = dtype
+        need = math.prod(shape) * dtype.itemsize
+        if need != len(raw):
+            raise ProtocolError(f"ndarray payload has {len(raw)} bytes, shape {shape} needs {need}")
+        # A fresh writable array over a bytearray copy: half the cost of frombuffer().copy().
+        return np.ndarray(shape, dtype, bytearray(raw))
+    except ProtocolError:
+        raise
     except Exception as err:  # malformed extension payload from the peer
-        raise ProtocolError(f"malformed ndarray payload: {err}") from None
-    if dtype.kind not in _ALLOWED_DTYPE_KINDS:
-        raise ProtocolError(f"refusing ndarray of dtype {dtype}")
-    count = math.prod(shape)
-    if count * dtype.itemsize != len(raw):
-        raise ProtocolError(f"ndarray payload has {len(raw)} bytes, shape {shape} needs {count * dtype.itemsize}")
-    return np.frombuffer(raw, dtype=dtype).reshape(shape).copy()
+        raise ProtocolError(f"malformed ndarray payload: {type(err).__name__}: {err}") from None
 
 
-def encode(obj: Any) -> bytes:
-    """Serialise a message body (no header)."""
-    try:
-        return msgpack.packb(obj, default=_default, use_bin_type=True)
-    except (TypeError, ValueError, OverflowError) as err:
-        raise ProtocolError(f"cannot encode message: {err}") from None
+class FrameEncoder:
+    """Header + msgpack body. Keep one per channel: a Packer is not thread-safe, and reusing
+    one saves its set-up on every message."""
+
+    def __init__(self, max_frame: int) -> None:
+        self.max_frame = max_frame
+        self._packer = msgpack.Packer(default=_default, use_bin_type=True)
+
+    def __call__(self, obj: Any) -> bytes:
+        try:
+            body = self._packer.pack(obj)
+        except (TypeError, ValueError, OverflowError) as err:
+            self._packer.reset()
+            raise ProtocolError(f"cannot encode message: {err}") from None
+        if len(body) > self.max_frame:
+            raise ProtocolError(f"frame of {len(body)} bytes exceeds the limit of {self.max_frame} bytes")
+        return HEADER.pack(len(body)) + body
 
 
-def decode(payload: bytes) -> Any:
-    """Deserialise a message body; malformed bytes raise ProtocolError."""
+def decode(payload: bytes | memoryview) -> Any:
     try:
         return msgpack.unpackb(payload, raw=False, ext_hook=_ext_hook, strict_map_key=False)
     except ProtocolError:
@@ -83,10 +135,13 @@ def decode(payload: bytes) -> Any:
 
 
 def pack_frame(obj: Any, max_frame: int = DEFAULT_MAX_FRAME) -> bytes:
-    body = encode(obj)
-    if len(body) > max_frame:
-        raise ProtocolError(f"frame of {len(body)} bytes exceeds the limit of {max_frame} bytes")
-    return HEADER.pack(len(body)) + body
+    """One frame, header included (a fresh encoder: safe from any thread)."""
+    return FrameEncoder(max_frame)(obj)
+
+
+def encode(obj: Any) -> bytes:
+    """Serialise a message body (no header)."""
+    return pack_frame(obj)[HEADER.size:]
 
 
 class FramedChannel:
@@ -101,9 +156,10 @@ class FramedChannel:
         self.write_fd = write_fd
         self.max_frame = max_frame
         self._buf = bytearray()
+        self._encode = FrameEncoder(max_frame)
 
     def send(self, obj: Any) -> None:
-        data = memoryview(pack_frame(obj, self.max_frame))
+        data = memoryview(self._encode(obj))
         while data:
             try:
                 n = os.write(self.write_fd, data)

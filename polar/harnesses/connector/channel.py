@@ -5,125 +5,19 @@ common case of one whole frame per read.
 
 from __future__ import annotations
 
-import math
 import os
 import select
 import time
 from typing import Any
 
-import msgpack
-import numpy as np
-
 from polar.errors import ProtocolError
-from polar.wire import HEADER, NDARRAY_EXT, ChannelClosed, ChannelTimeout, FramedChannel
+from polar.wire import HEADER, ChannelClosed, ChannelTimeout, FramedChannel, decode
 
 _READ_SIZE = 1 << 16
 _MAX_BACKOFF = 1024
 yield_cpu = os.sched_yield
 _HEADER_SIZE = HEADER.size
 _unpack_header = HEADER.unpack_from
-
-
-# -- a faster codec, byte-for-byte the format of polar.wire ---------------------------------
-# polar.wire.encode builds a new Packer per message, packs each array's [dtype, shape, bytes]
-# with another one, and its ndarray hook calls np.prod: several microseconds per array, most
-# of the per-step cost. Here the part of an array's payload that depends only on its dtype
-# and shape (the array header, the dtype string, the shape, the bin header) is cached, so an
-# array costs one tobytes() and one concatenation. Same bytes, same checks (see the tests).
-_ALLOWED_KINDS = frozenset("biufc?")
-_dtype_cache: dict[str, np.dtype] = {}
-_prefix_cache: dict[tuple[np.dtype, tuple[int, ...]], bytes] = {}
-_CACHE_LIMIT = 256
-
-
-def _bin_header(n: int) -> bytes:
-    if n < 1 << 8:
-        return b"\xc4" + n.to_bytes(1, "big")
-    if n < 1 << 16:
-        return b"\xc5" + n.to_bytes(2, "big")
-    return b"\xc6" + n.to_bytes(4, "big")
-
-
-def _ndarray_prefix(arr: np.ndarray) -> bytes:
-    """msgpack of [dtype_str, shape, <bin header>]: everything in the payload but the data."""
-    key = (arr.dtype, arr.shape)
-    prefix = _prefix_cache.get(key)
-    if prefix is None:
-        if arr.dtype.kind not in _ALLOWED_KINDS:
-            raise TypeError(f"cannot send a numpy array of dtype {arr.dtype}")
-        prefix = (b"\x93" + msgpack.packb(arr.dtype.str) + msgpack.packb(list(arr.shape))
-                  + _bin_header(arr.nbytes))
-        if len(_prefix_cache) < _CACHE_LIMIT:
-            _prefix_cache[key] = prefix
-    return prefix
-
-
-# ExtType is a namedtuple whose __new__ re-checks its arguments in Python (~1 us); ours are
-# known good, so build the tuple directly. The byte-identity tests cover this.
-_ExtType = msgpack.ExtType
-_new_tuple = tuple.__new__
-
-
-def _default(obj: Any) -> Any:
-    if isinstance(obj, np.ndarray):
-        prefix = _ndarray_prefix(obj)
-        return _new_tuple(_ExtType, (NDARRAY_EXT, prefix + obj.tobytes()))  # tobytes(): C order
-    if isinstance(obj, np.generic):
-        return obj.item()
-    if isinstance(obj, (set, frozenset)):
-        return list(obj)
-    raise TypeError(f"cannot send a value of type {type(obj).__name__}")
-
-
-def _ext_hook(code: int, data: bytes) -> Any:
-    if code != NDARRAY_EXT:
-        raise ProtocolError(f"unknown msgpack extension type {code}")
-    try:
-        dtype_str, shape, raw = msgpack.unpackb(data, raw=False)
-        dtype = _dtype_cache.get(dtype_str)
-        if dtype is None:
-            dtype = np.dtype(dtype_str)
-            if dtype.kind not in _ALLOWED_KINDS:
-                raise ProtocolError(f"refusing ndarray of dtype {dtype}")
-            if len(_dtype_cache) < 64:
-                _dtype_cache[dtype_str] = dtype
-        need = math.prod(shape) * dtype.itemsize
-        if need != len(raw):
-            raise ProtocolError(f"ndarray payload has {len(raw)} bytes, shape {shape} needs {need}")
-        # A fresh writable array over a bytearray copy: half the cost of frombuffer().copy().
-        return np.ndarray(shape, dtype, bytearray(raw))
-    except ProtocolError:
-        raise
-    except Exception as err:  # malformed extension payload from the peer
-        raise ProtocolError(f"malformed ndarray payload: {type(err).__name__}: {err}") from None
-
-
-class FrameEncoder:
-    """Header + msgpack body, as polar.wire.pack_frame; one per channel (a Packer is not
-    thread-safe, and reusing one saves its set-up on every message)."""
-
-    def __init__(self, max_frame: int) -> None:
-        self.max_frame = max_frame
-        self._packer = msgpack.Packer(default=_default, use_bin_type=True)
-
-    def __call__(self, obj: Any) -> bytes:
-        try:
-            body = self._packer.pack(obj)
-        except (TypeError, ValueError, OverflowError) as err:
-            self._packer.reset()
-            raise ProtocolError(f"cannot encode message: {err}") from None
-        if len(body) > self.max_frame:
-            raise ProtocolError(f"frame of {len(body)} bytes exceeds the limit of {self.max_frame} bytes")
-        return HEADER.pack(len(body)) + body
-
-
-def decode(payload: bytes | memoryview) -> Any:
-    try:
-        return msgpack.unpackb(payload, raw=False, ext_hook=_ext_hook, strict_map_key=False)
-    except ProtocolError:
-        raise
-    except Exception as err:
-        raise ProtocolError(f"malformed frame: {type(err).__name__}: {err}") from None
 
 
 class FrameTooLarge(ProtocolError):
@@ -143,14 +37,13 @@ class SpinChannel(FramedChannel):
         self.spin_s = spin_s
         self._skip_spins = 0  # waits left before the next spin attempt
         self._backoff = 1
-        self.encode_frame = FrameEncoder(max_frame)
         os.set_blocking(read_fd, False)
         if write_fd != read_fd:
             os.set_blocking(write_fd, False)
 
     # -- sending -------------------------------------------------------------------------
     def send(self, obj: Any, timeout: float | None = None) -> None:
-        self.send_frame(self.encode_frame(obj), timeout)
+        self.send_frame(self._encode(obj), timeout)
 
     def send_frame(self, frame: bytes, timeout: float | None = None) -> None:
         """Write one already packed frame (header included)."""

@@ -22,11 +22,10 @@ from pydantic import ValidationError
 
 from polar.errors import HarnessError, ProtocolError
 from polar.harnesses.base import Harness, HarnessSpec, StepResult, SymbolicState
-from polar.harnesses.connector.channel import FrameEncoder
 from polar.harnesses.connector.config import ConnectorConfig
 from polar.harnesses.connector.process import GameProcess, StartupFailed
 from polar.harnesses.connector.protocol import PROTOCOL_VERSION
-from polar.wire import ChannelClosed, ChannelTimeout
+from polar.wire import ChannelClosed, ChannelTimeout, FrameEncoder
 
 
 class _GameFailed(Exception):

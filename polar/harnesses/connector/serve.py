@@ -237,9 +237,9 @@ def _loop(channel: SpinChannel, session: _Session) -> None:
 
 def _send_reply(channel: SpinChannel, reply: dict[str, Any]) -> bool:
     try:
-        frame = channel.encode_frame(reply)
+        frame = channel._encode(reply)
     except ProtocolError as err:  # unencodable or oversized observation: tell the harness
-        frame = channel.encode_frame(_error(f"cannot send the reply: {err}"))
+        frame = channel._encode(_error(f"cannot send the reply: {err}"))
     try:
         channel.send_frame(frame)
     except ChannelClosed:
