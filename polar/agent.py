@@ -19,7 +19,15 @@ from polar.errors import BudgetExceeded, PlannerError, PolarError
 from polar.harnesses.base import Harness, StepResult
 from polar.harnesses.missions import holds
 from polar.planners.base import HistoryItem, Planner, PlannerContext, SkillInfo
-from polar.planners.decisions import Decision, Finish, Plan, PolicyCode, SkillCall, SubTask
+from polar.planners.decisions import (
+    Decision,
+    Finish,
+    Plan,
+    PolicyCode,
+    SkillCall,
+    SubTask,
+    describe_decision,
+)
 
 EventHook = Callable[[str, dict[str, Any]], None]
 
@@ -93,11 +101,6 @@ class AgentConfig:
     skills_shown: int = 12
     sandbox_backend: str = "process"
     record_steps: bool = True
-
-
-def _render_call(d: SkillCall) -> str:
-    args = ", ".join(f"{k}={v}" for k, v in d.args.items())
-    return f"{d.skill}({args})"
 
 
 class Agent:
@@ -245,14 +248,14 @@ class Agent:
                              "episode_return": 0.0}, "skill-failure"
             rec.outcomes.append(out)
             rec.env_steps += h.t - before
-            history.append(HistoryItem(decision=_render_call(step), success=fail is None,
+            history.append(HistoryItem(decision=describe_decision(step), success=fail is None,
                                        steps=int(out.get("steps", 0)),
                                        reward=float(out.get("episode_return", 0.0)),
                                        reason=str(out.get("reason", ""))))
-            self.on_event("outcome", {"index": rec.index, "call": _render_call(step), "outcome": out})
+            self.on_event("outcome", {"index": rec.index, "call": describe_decision(step), "outcome": out})
             if fail is not None:
                 pending.clear()  # replan from the new state with the failure as feedback
-                feedback = f"{_render_call(step)} failed: {out.get('reason')}"
+                feedback = f"{describe_decision(step)} failed: {out.get('reason')}"
                 if fail == "harness-error":
                     cause, detail = fail, str(h.last_info.get("harness_error"))
             else:

@@ -9,6 +9,9 @@ from typing import Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
+
+from polar.planners.decisions import describe_decision
 
 console = Console()
 
@@ -19,15 +22,16 @@ def _trace(kind: str, payload: dict[str, Any]) -> None:
                       f"seed {payload['seed']}, episode {payload['episode_id']}[/]")
     elif kind == "decision":
         d = payload["decision"]
-        text = d.model_dump_json(exclude_none=True, exclude={"source"})
-        console.print(f"[cyan]decide #{payload['index']}[/] {text}", highlight=False)
+        why = f"  [dim]# {escape(d.reason)}[/]" if d.reason else ""
+        console.print(f"[cyan]decide #{payload['index']}[/] {escape(describe_decision(d))}{why}",
+                      highlight=False, soft_wrap=True)
     elif kind == "outcome":
         o = payload["outcome"]
         ok = o.get("success")
         mark = "[green]ok[/]" if ok else "[red]failed[/]"
         console.print(f"   {mark} {payload.get('call', 'code')}: {o.get('reason', '')} "
                       f"[dim]({o.get('steps', 0)} steps, return {o.get('episode_return', 0.0):.3f})[/]",
-                      highlight=False)
+                      highlight=False, soft_wrap=True)
 
 
 def task(

@@ -122,3 +122,25 @@ def test_policy_code_runs_sandboxed_and_its_failure_feeds_back(tmp_path):
     assert second["error_type"] is None and second["steps"] == 500  # balanced to the time limit
     assert rec["env_steps"] == 500 and rec["episode_return"] == 500.0
     assert rec["truncated"] and r.returncode == 1  # CartPole reports no success: nothing claimed
+
+
+def test_good_plan_succeeds_with_the_shipped_skills(tmp_path):
+    plan = {"kind": "plan", "reason": "fetch the key, open the door, reach the goal", "steps": [
+        {"kind": "skill", "skill": "goto", "args": {"object": "key", "color": "yellow"}},
+        {"kind": "skill", "skill": "pickup", "args": {"object": "key", "color": "yellow"}},
+        {"kind": "skill", "skill": "goto", "args": {"object": "door", "color": "yellow"}},
+        {"kind": "skill", "skill": "toggle", "args": {"color": "yellow"}},
+        {"kind": "skill", "skill": "goto", "args": {"object": "goal"}},
+    ]}
+    with ScriptedLLMServer() as server:
+        server.push(Reply.decision(plan, usage=(900, 120)))
+        r, rec = polar_task(tmp_path, profile(tmp_path, server, mode="plan"), "run")
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert rec["success"] and rec["failure_cause"] is None
+        assert server.request_count == 1  # one plan, executed to the goal
+        outcomes = rec["decisions"][0]["outcomes"]
+        assert [o["skill"].split("@")[0] for o in outcomes] == ["goto", "pickup", "goto", "toggle", "goto"]
+        assert all(o["success"] for o in outcomes)
+        assert (rec["prompt_tokens"], rec["completion_tokens"]) == (900, 120)
+        # the prompt showed the skills with their measured success
+        assert "goto" in json.dumps(server.requests[0].body["messages"])

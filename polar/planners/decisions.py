@@ -64,3 +64,15 @@ class DecisionEnvelope(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     decision: Decision
+
+
+def describe_decision(d: SkillCall | Plan | PolicyCode | Finish) -> str:
+    """One line for traces and history: `goto(object=key)`, `plan: a -> b`, ..."""
+    if isinstance(d, SkillCall):
+        return f"{d.skill}(" + ", ".join(f"{k}={v}" for k, v in d.args.items()) + ")"
+    if isinstance(d, Plan):
+        return "plan: " + " -> ".join(
+            describe_decision(s) if isinstance(s, SkillCall) else repr(s.description) for s in d.steps)
+    if isinstance(d, PolicyCode):
+        return f"policy code {d.entrypoint}() ({len(d.source.splitlines())} lines)"
+    return f"finish(success={d.success})"
