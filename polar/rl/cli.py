@@ -1,0 +1,70 @@
+"""`polar train`: train a PPO/SAC policy from a recipe YAML or from flags; `--resume DIR`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from polar.errors import ConfigError
+
+
+def _resolve_config(name: str) -> Path:
+    p = Path(name)
+    if p.exists():
+        return p
+    from polar.workspace import find_asset
+
+    found = find_asset("skills", f"recipes/{name}.yaml") or find_asset("skills", f"recipes/{name}")
+    if found is None:
+        raise ConfigError(f"{name}: no such config file, and no recipe skills/recipes/{name}.yaml")
+    return found
+
+
+def train_cmd(
+    config: str | None = typer.Argument(None, help="A run config YAML, or a recipe name under skills/recipes/ (e.g. ppo_cartpole)."),
+    algo: str | None = typer.Option(None, "--algo", help="ppo or sac."),
+    harness: str | None = typer.Option(None, "--harness", help="Harness id, e.g. gym:CartPole-v1."),
+    steps: int | None = typer.Option(None, "--steps", help="Total env steps."),
+    seed: int | None = typer.Option(None, "--seed"),
+    workers: int | None = typer.Option(None, "--workers", help="0: in-process; N: N Ray rollout actors."),
+    out: str | None = typer.Option(None, "--out", help="Run directory (metrics, checkpoints, eval.json, policy/)."),
+    resume: str | None = typer.Option(None, "--resume", help="Continue the run in this directory from its latest checkpoint."),
+    no_progress: bool = typer.Option(False, "--no-progress", help="No progress bar."),
+) -> None:
+    """Train a policy. Flags override the config's fields."""
+    import logging
+
+    from polar.config import read_yaml, validate
+    from polar.rl.config import TrainConfig
+    from polar.rl.trainer import Trainer
+
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    if resume is not None:
+        if config or algo or harness or steps or seed is not None or workers is not None:
+            raise ConfigError("--resume: give only the run directory (the saved config is used)")
+        result = Trainer.resume(resume, progress=False if no_progress else None).run()
+    else:
+        data: dict[str, Any] = {}
+        source = "command line"
+        if config is not None:
+            path = _resolve_config(config)
+            data = read_yaml(path) or {}
+            if not isinstance(data, dict):
+                raise ConfigError(f"{path}: expected a mapping of config fields")
+            source = str(path)
+        overrides = {"algo": algo, "harness": harness, "steps": steps, "seed": seed, "workers": workers, "out": out}
+        data |= {k: v for k, v in overrides.items() if v is not None}
+        if no_progress:
+            data["progress"] = False
+        if "harness" not in data:
+            raise ConfigError(f"{source}: harness: required (a config field or --harness ID)")
+        cfg = validate(TrainConfig, data, source)
+        result = Trainer(cfg).run()
+    typer.echo(json.dumps(result))
+
+
+def register(app: typer.Typer) -> None:
+    app.command("train")(train_cmd)

@@ -1,0 +1,106 @@
+"""Hyperparameters and run configs for `polar train`, as strict models (unknown keys are errors).
+
+One YAML file (a recipe under `skills/recipes/`) holds everything a run needs, like
+rl-baselines3-zoo: which harness, which algorithm, its hyperparameters, the network and the
+rollout layout. Every field has a default that works for small classic-control tasks.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field, model_validator
+
+from polar.config import StrictModel
+
+
+class NetworkConfig(StrictModel):
+    """Encoder + MLP sizes; the same config rebuilds the network from a checkpoint."""
+
+    hidden: list[int] = Field(default_factory=lambda: [64, 64])
+    activation: Literal["tanh", "relu"] = "tanh"
+    # PPO: one encoder+trunk for actor and critic (MiniGrid), or two separate ones (CleanRL).
+    shared: bool = False
+    # MiniGrid-style index grids (uint8 HxWx3): an embedding per channel, then a small CNN.
+    grid_vocab: int = Field(16, ge=2)
+    grid_embed: int = Field(8, ge=1)
+    # PPO Gaussian head: initial log standard deviation (state-independent, learned).
+    log_std_init: float = 0.0
+
+
+class PPOConfig(StrictModel):
+    num_envs: int = Field(8, ge=1)  # envs per rollout (per worker when workers > 0)
+    num_steps: int = Field(128, ge=1)  # steps per env per rollout
+    learning_rate: float = Field(2.5e-4, gt=0)
+    anneal_lr: bool = True
+    gamma: float = Field(0.99, ge=0, le=1)
+    gae_lambda: float = Field(0.95, ge=0, le=1)
+    num_minibatches: int = Field(4, ge=1)
+    update_epochs: int = Field(4, ge=1)
+    clip_coef: float = Field(0.2, gt=0)
+    clip_vloss: bool = True
+    ent_coef: float = Field(0.0, ge=0)
+    vf_coef: float = Field(0.5, ge=0)
+    max_grad_norm: float = Field(0.5, gt=0)
+    norm_adv: bool = True
+    target_kl: float | None = None
+
+
+class SACConfig(StrictModel):
+    num_envs: int = Field(1, ge=1)
+    buffer_size: int = Field(1_000_000, ge=1)
+    gamma: float = Field(0.99, ge=0, le=1)
+    tau: float = Field(0.005, gt=0, le=1)
+    batch_size: int = Field(256, ge=1)
+    learning_starts: int = Field(5000, ge=0)
+    policy_lr: float = Field(3e-4, gt=0)
+    q_lr: float = Field(1e-3, gt=0)
+    policy_frequency: int = Field(2, ge=1)  # delayed actor updates (CleanRL), TD3-style
+    target_network_frequency: int = Field(1, ge=1)
+    alpha: float = Field(0.2, gt=0)
+    autotune: bool = True
+    gradient_steps: int = Field(1, ge=1)  # per env step (per vector step)
+    worker_steps: int = Field(16, ge=1)  # vector steps per Ray worker call
+    save_buffer: bool = False  # put the replay buffer in checkpoints (exact resume, bigger files)
+
+
+class TrainConfig(StrictModel):
+    """A training run. `harness` is one id for every worker, or one id per worker."""
+
+    algo: Literal["ppo", "sac"] = "ppo"
+    harness: str | list[str]
+    harness_kwargs: dict[str, Any] = Field(default_factory=dict)
+    steps: int = Field(100_000, ge=1)  # env steps (transitions) in total
+    seed: int = 0
+    workers: int = Field(0, ge=0)  # 0: in-process vector env; N: N Ray actors
+    address: str | None = None  # Ray cluster address; RAY_ADDRESS is honoured too
+    object_store_mb: int = Field(200, ge=50)
+    torch_threads: int = Field(1, ge=1)  # small nets: one thread beats two on a busy 2-core box
+    normalize_obs: bool = False
+    network: NetworkConfig = Field(default_factory=NetworkConfig)
+    ppo: PPOConfig = Field(default_factory=PPOConfig)
+    sac: SACConfig = Field(default_factory=SACConfig)
+    eval_every: int = Field(0, ge=0)  # env steps between evaluations; 0: only at the end
+    eval_episodes: int = Field(10, ge=1)
+    eval_seed: int = 1_000_000  # evaluation seeds are eval_seed + i, disjoint from training
+    checkpoint_every: int = Field(0, ge=0)  # env steps between checkpoints; 0: only at the end
+    out: str = "runs/train"
+    progress: bool = True
+
+    @model_validator(mode="after")
+    def _check(self) -> TrainConfig:
+        if isinstance(self.harness, list):
+            if not self.harness:
+                raise ValueError("harness: the list of harness ids is empty")
+            if self.workers == 0 and len(self.harness) > 1:
+                raise ValueError("harness: a list of several ids needs workers >= 1 (one id per worker)")
+            if self.workers > 0 and len(self.harness) not in (1, self.workers):
+                raise ValueError(
+                    f"harness: {len(self.harness)} ids for {self.workers} workers; give one id or one per worker"
+                )
+        return self
+
+    def harness_for(self, worker: int) -> str:
+        if isinstance(self.harness, str):
+            return self.harness
+        return self.harness[worker % len(self.harness)]

@@ -1,0 +1,119 @@
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+from polar.errors import ConfigError
+from polar.rl.config import TrainConfig
+from polar.rl.policy import load_policy
+from polar.rl.trainer import Trainer
+
+PPO_SMALL = dict(harness="gym:CartPole-v1", steps=4 * 256, seed=3, progress=False,
+                 network=dict(hidden=[16]), eval_episodes=2, normalize_obs=True,
+                 ppo=dict(num_envs=4, num_steps=64, update_epochs=2, num_minibatches=2))
+SAC_SMALL = dict(algo="sac", harness="gym:Pendulum-v1", steps=240, seed=3, progress=False,
+                 network=dict(hidden=[16], activation="relu"), eval_episodes=1,
+                 sac=dict(learning_starts=60, batch_size=32, save_buffer=True, num_envs=2))
+
+
+def _weights(run: Path) -> dict[str, torch.Tensor]:
+    return load_policy(run).to_state()[0]
+
+
+@pytest.mark.parametrize("base,stop", [(PPO_SMALL, 2), (SAC_SMALL, 40)])
+def test_resume_matches_uninterrupted_run(tmp_path, base, stop):
+    full = Trainer(TrainConfig(**base), tmp_path / "full")
+    res_full = full.run()
+    # The same run, interrupted (checkpoint, then the process "dies"), then resumed.
+    part = Trainer(TrainConfig(**base), tmp_path / "part")
+    part.run(max_updates=stop)
+    part.checkpoint()
+    resumed = Trainer.resume(tmp_path / "part")
+    assert resumed.env_steps == part.env_steps > 0
+    res_resumed = resumed.run()
+    wa, wb = _weights(tmp_path / "full"), _weights(tmp_path / "part")
+    assert wa.keys() == wb.keys()
+    for k in wa:
+        assert torch.equal(wa[k], wb[k]), k
+    assert res_full["mean_return"] == res_resumed["mean_return"]
+    assert res_full["env_steps"] == res_resumed["env_steps"]
+    rows = [json.loads(x) for x in (tmp_path / "part" / "metrics.jsonl").read_text().splitlines()]
+    full_rows = [json.loads(x) for x in (tmp_path / "full" / "metrics.jsonl").read_text().splitlines()]
+    strip = lambda r: {k: v for k, v in r.items() if k not in ("wall_s", "sps", "eval/wall_s")}  # noqa: E731
+    assert [strip(r) for r in rows] == [strip(r) for r in full_rows]
+
+
+def test_run_dir_contents(tmp_path):
+    res = Trainer(TrainConfig(**PPO_SMALL), tmp_path).run()
+    ev = json.loads((tmp_path / "eval.json").read_text())
+    assert ev == res
+    assert {"mean_return", "std_return", "episodes", "env_steps", "wall_s"} <= set(ev)
+    assert ev["episodes"] == 2 and ev["env_steps"] >= 1024
+    assert list((tmp_path / "tb").glob("events.out.tfevents.*"))
+    row = json.loads((tmp_path / "metrics.jsonl").read_text().splitlines()[0])
+    assert {"env_steps", "sps", "approx_kl", "clipfrac", "explained_variance", "entropy", "lr"} <= set(row)
+
+
+def test_bad_config_names_the_field():
+    with pytest.raises(Exception) as e:
+        TrainConfig(harness="gym:CartPole-v1", ppo=dict(num_stepz=3))
+    assert "num_stepz" in str(e.value)
+    from polar.config import validate
+
+    with pytest.raises(ConfigError, match=r"ppo\.learning_rate"):
+        validate(TrainConfig, {"harness": "gym:CartPole-v1", "ppo": {"learning_rate": -1}}, "cfg.yaml")
+    with pytest.raises(ConfigError, match="harness"):
+        validate(TrainConfig, {"harness": ["gym:CartPole-v1", "gym:Acrobot-v1"]}, "cfg.yaml")
+
+
+def test_harnesses_with_different_spaces_are_rejected(tmp_path):
+    from polar.errors import HarnessError
+
+    cfg = TrainConfig(harness=["gym:CartPole-v1", "gym:Acrobot-v1"], workers=2, progress=False)
+    with pytest.raises(HarnessError, match="Acrobot"):
+        Trainer(cfg, tmp_path)
+
+
+def _polar(*args: str, **kw) -> subprocess.CompletedProcess:
+    exe = Path(sys.executable).parent / "polar"
+    return subprocess.run([str(exe), *args], capture_output=True, text=True, timeout=240, **kw)
+
+
+def test_cli_bad_config_file(tmp_path):
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("harness: gym:CartPole-v1\nppo:\n  gae_lambdaa: 0.9\n")
+    r = _polar("train", str(cfg))
+    assert r.returncode == 2
+    assert "ppo.gae_lambdaa" in r.stderr and "ConfigError" in r.stderr
+
+
+def test_cli_kill9_then_resume(tmp_path):
+    out = tmp_path / "run"
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("checkpoint_every: 2048\nnetwork: {hidden: [16]}\n"
+                   "ppo: {num_envs: 4, num_steps: 64, update_epochs: 1}\n")
+    exe = Path(sys.executable).parent / "polar"
+    proc = subprocess.Popen([str(exe), "train", str(cfg), "--algo", "ppo", "--harness", "gym:CartPole-v1",
+                             "--steps", "16384", "--seed", "1", "--out", str(out), "--no-progress"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    latest = out / "checkpoints" / "latest"
+    deadline = time.time() + 120
+    while time.time() < deadline and not latest.exists() and proc.poll() is None:
+        time.sleep(0.05)
+    os.kill(proc.pid, signal.SIGKILL)  # mid-run, possibly mid-checkpoint
+    proc.wait()
+    assert latest.exists(), "no checkpoint was written before the kill"
+    assert not (out / "eval.json").exists(), "the run finished before it could be killed"
+    r = _polar("train", "--resume", str(out), "--no-progress")
+    assert r.returncode == 0, r.stderr
+    ev = json.loads((out / "eval.json").read_text())
+    assert ev["env_steps"] == 16384
+    steps = [json.loads(x)["env_steps"] for x in (out / "metrics.jsonl").read_text().splitlines()
+             if '"update"' in x]
+    assert steps == sorted(set(steps))  # no update logged twice after the resume
