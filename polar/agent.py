@@ -185,6 +185,7 @@ class Agent:
         cause: str | None = None
         detail: str | None = None
         claimed: bool | None = None
+        last_fail: str | None = None  # cause of the latest failed execution
         self.on_event("start", {"episode_id": episode_id, "task": task, "harness": h.spec.id, "seed": seed})
 
         while not h.done:
@@ -212,8 +213,9 @@ class Agent:
                 if isinstance(decision, Finish):
                     claimed = decision.success
                     if not decision.success:
-                        last_failed = history and not history[-1].success
-                        cause = "skill-failure" if last_failed else "planner-gave-up"
+                        # giving up right after a failed execution is that execution's failure
+                        last_failed = bool(history) and not history[-1].success
+                        cause = (last_fail or "skill-failure") if last_failed else "planner-gave-up"
                         detail = decision.reason
                     break
                 if isinstance(decision, PolicyCode):
@@ -227,9 +229,8 @@ class Agent:
                                                reward=float(out.get("episode_return", 0.0)),
                                                reason=str(out.get("reason") or out.get("error") or "")))
                     feedback = None if ok else history[-1].reason
+                    last_fail = fail or last_fail
                     self.on_event("outcome", {"index": rec.index, "outcome": out})
-                    if fail == "sandbox-error":
-                        cause, detail = fail, history[-1].reason
                     continue
                 pending = list(decision.steps) if isinstance(decision, Plan) else [decision]
             step = pending.pop(0)
@@ -254,6 +255,7 @@ class Agent:
                                        reason=str(out.get("reason", ""))))
             self.on_event("outcome", {"index": rec.index, "call": describe_decision(step), "outcome": out})
             if fail is not None:
+                last_fail = fail
                 pending.clear()  # replan from the new state with the failure as feedback
                 feedback = f"{describe_decision(step)} failed: {out.get('reason')}"
                 if fail == "harness-error":
