@@ -10,7 +10,7 @@ import typer
 
 from polar.errors import ConfigError
 
-prompts_app = typer.Typer(help="Prompt templates: list, show, render.", no_args_is_help=True)
+prompts_app = typer.Typer(help="Prompt templates: list, show, render, compare.", no_args_is_help=True)
 
 
 @prompts_app.command("list")
@@ -71,4 +71,7 @@ def render_cmd(
 
 
 def register(app: typer.Typer) -> None:
+    from polar.evals.cli import register_prompts_compare
+
+    register_prompts_compare(prompts_app)  # `polar prompts compare`: a suite run per template
     app.add_typer(prompts_app, name="prompts")
