@@ -78,6 +78,23 @@ _KINDS: dict[str, type[SandboxError]] = {
 }
 
 
+def _describe(what: str, is_call: bool) -> str:
+    return f"the call to {what}()" if is_call else what
+
+
+def _plain_args(args: tuple[Any, ...]) -> list[Any]:
+    """`to_plain(list(args))`, with the usual case checked inline: scalars and flat lists
+    of numbers are plain already (exact types only, as in to_plain)."""
+    for a in args:
+        t = type(a)
+        if t is float or t is int or t is str or t is bool or a is None:
+            continue
+        if t is list and all(type(v) is float or type(v) is int for v in a):
+            continue
+        return to_plain(list(args))
+    return list(args)
+
+
 def reply_value(reply: Any) -> Any:
     """[0, value] -> value; [1, kind, type, message] -> the matching typed error."""
     if not isinstance(reply, list) or not reply or reply[0] not in (0, 1):
@@ -135,8 +152,7 @@ class WorkerSandbox(Sandbox):
         if not self._loaded or self._chan is None:
             raise SandboxError("no code is loaded: call load(source) first "
                                "(after a timeout or crash the sandbox must be loaded again)")
-        return self._roundtrip(["call", name, to_plain(list(args))], self.limits.timeout_s,
-                               f"the call to {name}()")
+        return self._roundtrip(["call", name, _plain_args(args)], self.limits.timeout_s, name, True)
 
     def close(self) -> None:
         if self._chan is not None:
@@ -144,7 +160,9 @@ class WorkerSandbox(Sandbox):
         self._chan = None
         self._loaded = False
 
-    def _roundtrip(self, msg: Any, timeout: float, what: str) -> Any:
+    def _roundtrip(self, msg: Any, timeout: float, what: str, is_call: bool = False) -> Any:
+        """One request and its reply; `what` is "start", "load" or (is_call) the called
+        function's name: error texts are built only on an error, as this runs once per call."""
         assert self._chan is not None
         try:
             if msg is not None:
@@ -152,9 +170,9 @@ class WorkerSandbox(Sandbox):
             reply = self._chan.recv(timeout)
         except ChannelTimeout:
             self._fail()
-            raise SandboxTimeout(f"{what} ran past its wall-clock limit of {timeout:g} s "
-                                 f"({'limits.timeout_s' if what.startswith('the call') else 'limits.load_timeout_s'}); "
-                                 "the sandbox was killed") from None
+            limit_name = "limits.timeout_s" if is_call else "limits.load_timeout_s"
+            raise SandboxTimeout(f"{_describe(what, is_call)} ran past its wall-clock limit of {timeout:g} s "
+                                 f"({limit_name}); the sandbox was killed") from None
         except ChannelClosed:
             err = self._death()
             self._fail()
@@ -162,7 +180,7 @@ class WorkerSandbox(Sandbox):
         except ProtocolError as perr:
             self._fail()
             if "exceeds the limit" in str(perr):
-                raise SandboxOutputError(f"{what} returned more than the output limit of "
+                raise SandboxOutputError(f"{_describe(what, is_call)} returned more than the output limit of "
                                          f"{self.limits.output_bytes} bytes (limits.output_bytes)") from None
             raise SandboxCrash(f"the sandbox broke the protocol: {perr}") from None
         try:
