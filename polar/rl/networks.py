@@ -114,8 +114,16 @@ class ObsEncoder(nn.Module):
                 self.out_dim += enc.out_dim
             else:
                 self.out_dim += flat_dim(sub)
+        # One float vector (CartPole, Pendulum...): the features are the input itself. This
+        # runs on every rollout and gradient step, so skip the per-leaf dispatch below.
+        only = next(iter(self.leaves.items())) if len(self.leaves) == 1 else None
+        self._vector_key = (only[0] if only is not None and is_float_box(only[1]) and len(only[1].shape) == 1
+                            else None)
 
     def forward(self, obs: dict[str, torch.Tensor]) -> torch.Tensor:
+        if self._vector_key is not None:
+            x = obs[self._vector_key]
+            return x if x.dtype == torch.float32 and x.dim() == 2 else x.reshape(x.shape[0], -1).float()
         parts = []
         for key, sub in self.leaves.items():
             x = obs[key]

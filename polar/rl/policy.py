@@ -31,11 +31,13 @@ import numpy as np
 import torch
 from safetensors.torch import load_file, save_file
 from torch import nn
+from torch.nn import functional as F
 
 from polar.errors import PolarError
 from polar.harnesses.spaces import space_to_spec, spec_to_space
 from polar.rl.config import NetworkConfig
 from polar.rl.distributions import (
+    categorical_entropy,
     categorical_log_prob,
     categorical_logp_entropy,
     categorical_sample,
@@ -96,8 +98,10 @@ class EnsembleMLP(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:  # [B, in] -> [members, B, out]
         h = x.expand(self.members, -1, -1)
+        # baddbmm on the parameters directly: this runs ~20 times per PPO update step and
+        # rollout step, where nn.Module call overhead is a visible share of the time.
         for layer in self.layers:
-            h = self.act(layer(h))
+            h = self.act(torch.baddbmm(layer.bias, h, layer.weight))
         return h
 
 
@@ -197,8 +201,11 @@ class Policy(nn.Module):
     def _ppo_forward(self, obs: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
         """(actor head output, V(s)) for normalised obs."""
         if self.fused:
-            h = self.ac_trunk(self.actor_enc(obs))
-            return self.actor_head(h[0]), self.critic_head(h[1]).squeeze(-1)
+            # unbind, not h[0] / h[1]: its backward is one stack instead of two zero-filled
+            # select_backward buffers plus their sum.
+            ha, hc = self.ac_trunk(self.actor_enc(obs)).unbind(0)
+            return (F.linear(ha, self.actor_head.weight, self.actor_head.bias),
+                    F.linear(hc, self.critic_head.weight, self.critic_head.bias).squeeze(-1))
         ha = self._actor_hidden(obs)
         if self.network_cfg.shared:
             return self.actor_head(ha), self.critic_head(ha).squeeze(-1)
@@ -230,6 +237,21 @@ class Policy(nn.Module):
             return logp, ent, value
         log_std = self.log_std.expand_as(head)
         return gaussian_log_prob(actions, head, log_std), gaussian_entropy(log_std), value
+
+    def ppo_logp_value(self, obs: dict[str, torch.Tensor], actions: torch.Tensor):
+        """(log-prob, value, head output) of stored actions, without the entropy: PPO's update
+        with `ent_coef == 0` keeps the entropy out of the autograd graph and computes it for
+        logging from the detached head (see `ppo_entropy`)."""
+        head, value = self._ppo_forward(obs)
+        if self.discrete:
+            return categorical_log_prob(head, actions), value, head
+        return gaussian_log_prob(actions, head, self.log_std.expand_as(head)), value, head
+
+    def ppo_entropy(self, head: torch.Tensor) -> torch.Tensor:
+        """Per-sample entropy from the head output of `ppo_logp_value`."""
+        if self.discrete:
+            return categorical_entropy(head)
+        return gaussian_entropy(self.log_std.expand_as(head))
 
     def sac_sample(self, obs: dict[str, torch.Tensor], deterministic: bool = False):
         """(action in [-1, 1], log pi) from the tanh-squashed Gaussian."""

@@ -123,46 +123,49 @@ def _success(info: dict[str, Any], n: int) -> tuple[np.ndarray, np.ndarray] | No
     return np.asarray(info["success"], dtype=np.float64), np.asarray(mask, dtype=bool)
 
 
-def _stack(items: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
-    return {k: np.stack([it[k] for it in items]) for k in items[0]}
-
-
 @torch.inference_mode()
 def collect_ppo(policy: Any, collector: Collector, num_steps: int) -> dict[str, Any]:
     """T vector steps with the current policy -> arrays [T, N] ready for GAE and PPO."""
-    obs_l, act_l, logp_l, val_l, rew_l, term_l, done_l, valid_l, nextv_l = ([] for _ in range(9))
-    for _ in range(num_steps):
+    T, n = num_steps, collector.n
+    # Preallocated [T, N] arrays filled in place: no per-step lists, no stacking at the end.
+    obs_buf: dict[str, np.ndarray] | None = None
+    act_buf: np.ndarray | None = None
+    logp, values, rewards = (np.empty((T, n), np.float32) for _ in range(3))
+    term, trunc, valid = (np.empty((T, n), bool) for _ in range(3))
+    boot = np.zeros((T, n), np.float32)
+    for t in range(T):
         obs = collector.current_obs()
-        t_obs = policy.prepare_dict(obs)
-        action, logp, value = policy.ppo_step(t_obs)
+        if obs_buf is None:
+            obs_buf = {k: np.empty((T, *v.shape), v.dtype) for k, v in obs.items()}
+        for k, v in obs.items():
+            obs_buf[k][t] = v
+        action, lp, value = policy.ppo_step(policy.prepare_dict(obs))
         tr = collector.step(policy.env_action(action))
+        a = action.numpy()
+        if act_buf is None:
+            act_buf = np.empty((T, *a.shape), a.dtype)
+        act_buf[t] = a
+        logp[t] = lp.numpy()
+        values[t] = value.numpy()
+        rewards[t] = tr["reward"]
+        term[t] = tr["terminated"]
+        trunc[t] = tr["truncated"]
+        valid[t] = tr["valid"]
         # V(real final obs) where an episode was cut short: the truncation bootstrap.
-        boot = np.zeros(collector.n, dtype=np.float32)
-        if tr["truncated"].any():
-            idx = np.flatnonzero(tr["truncated"])
+        if trunc[t].any():
+            idx = np.flatnonzero(trunc[t])
             sub = {k: v[idx] for k, v in tr["next_obs"].items()}
-            boot[idx] = policy.ppo_value(policy.prepare_dict(sub)).numpy()
-        obs_l.append(obs)
-        act_l.append(action.numpy())
-        logp_l.append(logp.numpy())
-        val_l.append(value.numpy())
-        rew_l.append(tr["reward"])
-        term_l.append(tr["terminated"])
-        done_l.append(tr["terminated"] | tr["truncated"] | ~tr["valid"])
-        valid_l.append(tr["valid"])
-        nextv_l.append(boot)
+            boot[t, idx] = policy.ppo_value(policy.prepare_dict(sub)).numpy()
     last_value = policy.ppo_value(policy.prepare_dict(collector.current_obs())).numpy()
-    values = np.stack(val_l)
-    dones = np.stack(done_l)
-    boot = np.stack(nextv_l)
+    dones = term | trunc | ~valid
     # next_values[t]: V(s_{t+1}) inside an episode, V(final obs) on truncation (0 on termination,
     # masked in GAE anyway); the last step bootstraps from V(current obs).
     next_values = np.concatenate([values[1:], last_value[None]], 0)
     next_values = np.where(dones, boot, next_values)
     return {
-        "obs": _stack(obs_l), "actions": np.stack(act_l), "logp": np.stack(logp_l),
-        "values": values, "rewards": np.stack(rew_l), "terminated": np.stack(term_l),
-        "dones": dones, "valid": np.stack(valid_l), "next_values": next_values,
+        "obs": obs_buf, "actions": act_buf, "logp": logp,
+        "values": values, "rewards": rewards, "terminated": term,
+        "dones": dones, "valid": valid, "next_values": next_values,
         "stats": collector.pop_stats(),
     }
 

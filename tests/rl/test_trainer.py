@@ -56,8 +56,18 @@ def test_run_dir_contents(tmp_path):
     assert {"mean_return", "std_return", "episodes", "env_steps", "wall_s"} <= set(ev)
     assert ev["episodes"] == 2 and ev["env_steps"] >= 1024
     assert list((tmp_path / "tb").glob("events.out.tfevents.*"))
-    row = json.loads((tmp_path / "metrics.jsonl").read_text().splitlines()[0])
-    assert {"env_steps", "sps", "approx_kl", "clipfrac", "explained_variance", "entropy", "lr"} <= set(row)
+    rows = [json.loads(x) for x in (tmp_path / "metrics.jsonl").read_text().splitlines()]
+    assert {"env_steps", "sps", "approx_kl", "clipfrac", "explained_variance", "entropy", "lr"} <= set(rows[0])
+    # TensorBoard holds every metrics row (one event per row, several scalars each).
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    ea = EventAccumulator(str(tmp_path / "tb"))
+    ea.Reload()
+    kl = ea.Scalars("approx_kl")
+    train_rows = [r for r in rows if "approx_kl" in r]
+    assert [e.step for e in kl] == [r["env_steps"] for r in train_rows]
+    assert [e.value for e in kl] == pytest.approx([r["approx_kl"] for r in train_rows])
+    assert {"entropy", "clipfrac", "lr", "eval/mean_return"} <= set(ea.Tags()["scalars"])
 
 
 def test_bad_config_names_the_field():
