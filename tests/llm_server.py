@@ -37,7 +37,10 @@ from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
+
+import yaml
 
 
 @dataclass
@@ -256,3 +259,18 @@ class ScriptedLLMServer:
             p, c = reply.usage
             out["usage"] = {"prompt_tokens": p, "completion_tokens": c, "total_tokens": p + c}
         return out
+
+
+def write_profile(tmp_path: Path, server: ScriptedLLMServer, **fields: Any) -> Path:
+    """An LLM planner profile pointing at `server`, with fast retries and its cache, call
+    record and profile file under `tmp_path`; `fields` replace top-level keys."""
+    data = {
+        "backend": "llm", "model": "openai/scripted", "api_base": server.url, "mode": "skill",
+        "timeout_s": 5, "retries": {"max_attempts": 3, "initial_wait_s": 0.01, "jitter_s": 0},
+        "cache_dir": str(tmp_path / "cache"), "record_path": str(tmp_path / "calls.jsonl"),
+        "budgets": {"max_calls": 10},
+    }
+    data.update(fields)
+    path = tmp_path / "profile.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path

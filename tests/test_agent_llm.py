@@ -8,26 +8,12 @@ import sys
 from pathlib import Path
 
 import pytest
-import yaml
 
-from tests.llm_server import Reply, ScriptedLLMServer
+from tests.llm_server import Reply, ScriptedLLMServer, write_profile
 
 HARNESS = "minigrid:MiniGrid-DoorKey-5x5-v0"
 TASK = "use the key to open the door and then get to the goal"
 REPO = Path(__file__).resolve().parents[1]
-
-
-def profile(tmp_path: Path, server: ScriptedLLMServer, **fields) -> Path:
-    data = {
-        "backend": "llm", "model": "openai/scripted", "api_base": server.url, "mode": "skill",
-        "timeout_s": 3, "retries": {"max_attempts": 3, "initial_wait_s": 0.01, "jitter_s": 0},
-        "cache_dir": str(tmp_path / "cache"), "record_path": str(tmp_path / "calls.jsonl"),
-        "budgets": {"max_calls": 10},
-    }
-    data.update(fields)
-    p = tmp_path / "llm.yaml"
-    p.write_text(yaml.safe_dump(data))
-    return p
 
 
 def polar_task(tmp_path: Path, planner: Path, out: str, *extra: str) -> tuple[subprocess.CompletedProcess, dict]:
@@ -53,7 +39,7 @@ def test_retries_repair_tokens_and_replay_cache(tmp_path):
             Reply.decision(LEFT, usage=(300, 20)),
             Reply.decision(GIVE_UP, usage=(320, 15)),
         )
-        p = profile(tmp_path, server)
+        p = write_profile(tmp_path, server)
         r, rec = polar_task(tmp_path, p, "first")
         assert r.returncode == 1, r.stderr  # the planner gave up: not a success
         assert [d["decision"]["kind"] for d in rec["decisions"]] == ["skill", "finish"]
@@ -75,7 +61,7 @@ def test_retries_repair_tokens_and_replay_cache(tmp_path):
 
 def test_exhausted_budget_ends_the_episode_with_that_status(tmp_path):
     with ScriptedLLMServer(default=Reply.decision(LEFT)) as server:
-        p = profile(tmp_path, server, budgets={"max_calls": 3})
+        p = write_profile(tmp_path, server, budgets={"max_calls": 3})
         r, rec = polar_task(tmp_path, p, "run")
         assert r.returncode == 1
         assert rec["failure_cause"] == "budget"
@@ -85,7 +71,7 @@ def test_exhausted_budget_ends_the_episode_with_that_status(tmp_path):
 
 def test_hanging_server_times_out(tmp_path):
     with ScriptedLLMServer(default=Reply(hang=True)) as server:
-        p = profile(tmp_path, server, timeout_s=0.5, retries={"max_attempts": 1})
+        p = write_profile(tmp_path, server, timeout_s=0.5, retries={"max_attempts": 1})
         r, rec = polar_task(tmp_path, p, "run")
         assert r.returncode == 1
         assert rec["failure_cause"] == "planner-parse"
@@ -95,7 +81,7 @@ def test_hanging_server_times_out(tmp_path):
 @pytest.mark.parametrize("bad", ["not even json", json.dumps({"decision": {"kind": "skill"}})])
 def test_reply_that_never_validates_is_never_executed(tmp_path, bad):
     with ScriptedLLMServer(default=Reply.text(bad)) as server:
-        p = profile(tmp_path, server, repair_rounds=1)
+        p = write_profile(tmp_path, server, repair_rounds=1)
         r, rec = polar_task(tmp_path, p, "run")
         assert rec["failure_cause"] == "planner-parse"
         assert rec["env_steps"] == 0
@@ -108,7 +94,7 @@ def test_policy_code_runs_sandboxed_and_its_failure_feeds_back(tmp_path):
     with ScriptedLLMServer() as server:
         server.push(Reply.decision({"kind": "code", "source": hostile}),
                     Reply.decision({"kind": "code", "source": balance}))
-        p = profile(tmp_path, server, mode="code")
+        p = write_profile(tmp_path, server, mode="code")
         env = {**os.environ, "POLAR_SKILLS": str(REPO / "skills")}
         r = subprocess.run(
             [sys.executable, "-m", "polar.cli", "task", "balance the pole", "--harness", "gym:CartPole-v1",
@@ -134,7 +120,7 @@ def test_good_plan_succeeds_with_the_shipped_skills(tmp_path):
     ]}
     with ScriptedLLMServer() as server:
         server.push(Reply.decision(plan, usage=(900, 120)))
-        r, rec = polar_task(tmp_path, profile(tmp_path, server, mode="plan"), "run")
+        r, rec = polar_task(tmp_path, write_profile(tmp_path, server, mode="plan"), "run")
         assert r.returncode == 0, r.stdout + r.stderr
         assert rec["success"] and rec["failure_cause"] is None
         assert server.request_count == 1  # one plan, executed to the goal

@@ -4,7 +4,6 @@ import json
 from pathlib import Path
 
 import pytest
-import yaml
 
 from polar.errors import BudgetExceeded, ConfigError, PlannerError
 from polar.llm.record import read_records
@@ -13,7 +12,7 @@ from polar.planners.decisions import Finish, Plan, PolicyCode, SkillCall
 from polar.planners.llm import LLMPlanner
 from polar.planners.profile import LLMProfile, load_planner, load_profile
 from polar.prompts.templates import TemplateError
-from tests.llm_server import Reply, ScriptedLLMServer
+from tests.llm_server import Reply, ScriptedLLMServer, write_profile
 
 CONTEXT = Path(__file__).resolve().parents[2] / "prompts" / "examples" / "doorkey_context.json"
 OPEN_DOOR = {"kind": "skill", "skill": "open_door", "args": {"color": "yellow"}, "reason": "I carry the key"}
@@ -28,19 +27,6 @@ def server():
 @pytest.fixture
 def context() -> PlannerContext:
     return PlannerContext.model_validate_json(CONTEXT.read_text())
-
-
-def write_profile(tmp_path: Path, server: ScriptedLLMServer, **fields) -> Path:
-    data = {
-        "backend": "llm", "model": "openai/scripted", "api_base": server.url, "mode": "skill",
-        "timeout_s": 5, "retries": {"max_attempts": 3, "initial_wait_s": 0.01, "jitter_s": 0},
-        "cache_dir": str(tmp_path / "cache"), "record_path": str(tmp_path / "calls.jsonl"),
-        "budgets": {"max_calls": 10},
-    }
-    data.update(fields)
-    path = tmp_path / "profile.yaml"
-    path.write_text(yaml.safe_dump(data))
-    return path
 
 
 def test_good_reply_becomes_a_decision_with_call_records(server, context, tmp_path):
