@@ -3,6 +3,8 @@ msgpack [dtype_str, shape, raw C-order bytes]. Checked against plain msgpack, so
 another language that follows docs/connector.md interoperates."""
 
 import os
+import threading
+import time
 from pathlib import Path
 
 import msgpack
@@ -10,7 +12,16 @@ import numpy as np
 import pytest
 
 from polar.errors import ProtocolError
-from polar.wire import HEADER, ChannelTimeout, FramedChannel, decode, encode, pack_frame
+from polar.wire import (
+    HEADER,
+    ChannelTimeout,
+    FramedChannel,
+    FrameTooLarge,
+    SpinChannel,
+    decode,
+    encode,
+    pack_frame,
+)
 
 
 def reference(obj):
@@ -78,3 +89,69 @@ def test_channel_round_trip_oversized_and_timeout():
         a.recv(timeout=1)
     for fd in (r1, w1, r2, w2):
         os.close(fd)
+
+
+# -- SpinChannel (shared by the connector and the sandbox host) --------------------------
+
+
+def test_send_to_a_peer_that_stops_reading_times_out() -> None:
+    r, w = os.pipe()
+    try:
+        ch = SpinChannel(r, w, 1 << 22)
+        t0 = time.monotonic()
+        with pytest.raises(ChannelTimeout, match="stopped reading"):
+            ch.send({"blob": b"x" * (1 << 21)}, timeout=0.3)  # far more than a pipe buffer
+        assert time.monotonic() - t0 < 2.0
+    finally:
+        os.close(r)
+        os.close(w)
+
+
+def test_spin_backs_off_after_misses_and_resumes_after_a_hit() -> None:
+    r, w = os.pipe()
+    try:
+        ch = SpinChannel(r, w, 1 << 20, spin_s=0.001)
+        with pytest.raises(ChannelTimeout):
+            ch.recv(timeout=0.01)  # spins 1 ms, misses
+        assert (ch._skip_spins, ch._backoff) == (1, 2)
+        with pytest.raises(ChannelTimeout):
+            ch.recv(timeout=0.01)  # sleeps without spinning
+        assert (ch._skip_spins, ch._backoff) == (0, 2)
+        with pytest.raises(ChannelTimeout):
+            ch.recv(timeout=0.01)  # spins again, misses again: a longer back-off
+        assert (ch._skip_spins, ch._backoff) == (2, 4)
+        ch._skip_spins, ch.spin_s = 0, 5.0  # a long spin the writer below lands in
+        writer = threading.Timer(0.05, lambda: os.write(w, pack_frame({"x": 1})))
+        writer.start()
+        assert ch.recv(timeout=10) == {"x": 1}
+        writer.join()
+        assert ch._backoff == 2  # a hit halves the back-off
+    finally:
+        os.close(r)
+        os.close(w)
+
+
+def test_the_connector_uses_the_one_spin_channel() -> None:
+    from polar.harnesses.connector import channel
+
+    assert channel.SpinChannel is SpinChannel and channel.FrameTooLarge is FrameTooLarge
+
+
+def test_spin_channel_frames_split_across_reads_and_oversized_frames() -> None:
+    r, w = os.pipe()
+    try:
+        ch = SpinChannel(r, w, 1 << 10, spin_s=0.0001)
+        frame = pack_frame({"a": [1, 2, 3]})
+        os.write(w, frame[:3])  # a partial header: the rest comes later, from another thread
+        writer = threading.Timer(0.05, lambda: os.write(w, frame[3:] + pack_frame(7)))
+        writer.start()
+        assert ch.recv(timeout=5) == {"a": [1, 2, 3]}
+        assert ch.recv(timeout=5) == 7  # the second frame came in the same read
+        writer.join()
+        os.write(w, HEADER.pack(1 << 11) + b"x")
+        with pytest.raises(FrameTooLarge, match="exceeds the limit of 1024 bytes"):
+            ch.recv(timeout=5)
+    finally:
+        os.close(r)
+        os.close(w)
+

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from polar.sandboxes.base import SandboxError, SandboxLimits, SandboxUnavailable
 from polar.sandboxes.worker_host import Channel, WorkerSandbox, death_from_status, worker_config
-from polar.wire import FramedChannel
+from polar.wire import SpinChannel
 
 NOBODY = 65534
 _HERE = Path(__file__).resolve().parent
@@ -125,6 +125,10 @@ class ProcessSandbox(WorkerSandbox):
     backend = "process"
     mode = "plain"
     require_isolation = True
+    # Both ends busy-poll this long for the other's next frame before sleeping (adaptive:
+    # a mostly-missing spin turns itself off). On an idle machine a sleeping reader costs
+    # 70-100 us per wake-up, several times a small call; 0 disables the spin.
+    spin_us = 100.0
 
     def __init__(self, limits: SandboxLimits | None = None, python: str | None = None) -> None:
         super().__init__(limits)
@@ -138,7 +142,7 @@ class ProcessSandbox(WorkerSandbox):
         runtime = runtime_dir()
         problem = bwrap_problem()
         if problem is None:
-            cfg = worker_config(self.limits, self.mode, "/opt/polar/lib")
+            cfg = worker_config(self.limits, self.mode, "/opt/polar/lib", self.spin_us)
             prefix = bwrap_argv(self.python, runtime, self.limits)
             return [*prefix, self.python, "-I", "-S", "-B", "/opt/polar/worker.py", json.dumps(cfg)]
         if self.require_isolation:
@@ -148,7 +152,7 @@ class ProcessSandbox(WorkerSandbox):
         self._cwd = tempfile.mkdtemp(prefix="polar-sandbox-")
         if os.geteuid() == 0:
             os.chown(self._cwd, NOBODY, NOBODY)
-        cfg = worker_config(self.limits, self.mode, str(runtime / "lib"))
+        cfg = worker_config(self.limits, self.mode, str(runtime / "lib"), self.spin_us)
         return [self.python, "-I", "-S", "-B", str(runtime / "worker.py"), json.dumps(cfg)]
 
     def _start(self) -> Channel:
@@ -164,8 +168,8 @@ class ProcessSandbox(WorkerSandbox):
         except OSError as err:
             raise SandboxUnavailable(f"cannot start the sandbox worker: {err}") from None
         assert self._proc.stdin is not None and self._proc.stdout is not None
-        return FramedChannel(self._proc.stdout.fileno(), self._proc.stdin.fileno(),
-                             max_frame=self.limits.output_bytes + 8192)
+        return SpinChannel(self._proc.stdout.fileno(), self._proc.stdin.fileno(),
+                           self.limits.output_bytes + 8192, self.spin_us * 1e-6)
 
     def _kill(self) -> None:
         proc = self._proc

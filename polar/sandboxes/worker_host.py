@@ -33,11 +33,14 @@ class Channel(Protocol):
     def recv(self, timeout: float | None = None) -> Any: ...
 
 
-def worker_config(limits: SandboxLimits, mode: str, libdir: str | None = None) -> dict[str, Any]:
-    """What the worker applies to itself before any untrusted code exists."""
+def worker_config(limits: SandboxLimits, mode: str, libdir: str | None = None,
+                  spin_us: float = 0.0) -> dict[str, Any]:
+    """What the worker applies to itself before any untrusted code exists; `spin_us`: how
+    long it busy-polls for the next request after each reply (0: it sleeps in read())."""
     return {
         "mode": mode,
         "libdir": libdir,
+        "spin_us": spin_us,
         "memory_bytes": limits.memory_mb * 1024 * 1024,
         "cpu_s": limits.cpu_s,
         "output_bytes": limits.output_bytes,
