@@ -131,12 +131,6 @@ def test_spin_backs_off_after_misses_and_resumes_after_a_hit() -> None:
         os.close(w)
 
 
-def test_the_connector_uses_the_one_spin_channel() -> None:
-    from polar.harnesses.connector import channel
-
-    assert channel.SpinChannel is SpinChannel and channel.FrameTooLarge is FrameTooLarge
-
-
 def test_spin_channel_frames_split_across_reads_and_oversized_frames() -> None:
     r, w = os.pipe()
     try:

@@ -19,8 +19,7 @@ import pytest
 
 from polar.errors import HarnessError, ProtocolError
 from polar.harnesses.connector import ConnectorConfig, ConnectorHarness
-from polar.harnesses.connector.channel import SpinChannel
-from polar.wire import HEADER, pack_frame
+from polar.wire import HEADER, SpinChannel, pack_frame
 
 COUNTER_GAME = textwrap.dedent('''
     import os, subprocess, sys, time

@@ -17,10 +17,9 @@ import time
 from pathlib import Path
 
 from polar.errors import HarnessError
-from polar.harnesses.connector.channel import SpinChannel
 from polar.harnesses.connector.config import ConnectorConfig
 from polar.harnesses.connector.protocol import ENV_MAX_FRAME, ENV_SOCKET, ENV_SPIN_US, ENV_TRANSPORT
-from polar.wire import pack_frame
+from polar.wire import SpinChannel, pack_frame
 
 _CLOSE_FRAME = pack_frame({"op": "close"})
 

@@ -25,7 +25,6 @@ from typing import Any
 import gymnasium as gym
 
 from polar.errors import ProtocolError
-from polar.harnesses.connector.channel import FrameTooLarge, SpinChannel
 from polar.harnesses.connector.protocol import (
     ENV_MAX_FRAME,
     ENV_SOCKET,
@@ -35,7 +34,7 @@ from polar.harnesses.connector.protocol import (
     PROTOCOL_VERSION,
 )
 from polar.harnesses.spaces import space_to_spec
-from polar.wire import DEFAULT_MAX_FRAME, ChannelClosed
+from polar.wire import DEFAULT_MAX_FRAME, ChannelClosed, FrameTooLarge, SpinChannel
 
 _OPTIONAL_SPEC_FIELDS = ("action_meanings", "max_steps", "reward_range", "reports_success",
                          "predicate_vocabulary", "description")
