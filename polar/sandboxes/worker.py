@@ -55,6 +55,21 @@ def encode(obj: object, limit: int) -> bytes:
     return bytes(out)
 
 
+def _container_header(out: bytearray, n: int, depth: int, limit: int, fix: int, h16: bytes,
+                      h32: bytes) -> None:
+    """An array or map header (msgpack fix/16/32 forms), with the depth and size limits."""
+    if depth >= 64 and n:
+        raise NotPlainData("the result is nested more than 64 levels deep")
+    if n < 16:
+        out.append(fix | n)
+    elif n < 65536:
+        out += h16 + _pack_H(n)
+    else:
+        out += h32 + _pack_I(n)
+    if len(out) > limit:
+        raise OutputTooLarge(f"the result is larger than the output limit of {limit} bytes")
+
+
 def _enc(x: object, depth: int, out: bytearray, limit: int) -> None:  # noqa: C901 - flat dispatch
     # One module-level function appending to one buffer (no closures built per call); the
     # limit is checked after every container element and string, so a huge result stops early.
@@ -84,33 +99,13 @@ def _enc(x: object, depth: int, out: bytearray, limit: int) -> None:  # noqa: C9
         if len(out) > limit:
             raise OutputTooLarge(f"the result is larger than the output limit of {limit} bytes")
     elif t is list or t is tuple:
-        n = len(x)  # type: ignore[arg-type]
-        if depth >= 64 and n:
-            raise NotPlainData("the result is nested more than 64 levels deep")
-        if n < 16:
-            out.append(0x90 | n)
-        elif n < 65536:
-            out += b"\xdc" + _pack_H(n)
-        else:
-            out += b"\xdd" + _pack_I(n)
-        if len(out) > limit:
-            raise OutputTooLarge(f"the result is larger than the output limit of {limit} bytes")
+        _container_header(out, len(x), depth, limit, 0x90, b"\xdc", b"\xdd")  # type: ignore[arg-type]
         for v in x:  # type: ignore[attr-defined]
             _enc(v, depth + 1, out, limit)
             if len(out) > limit:
                 raise OutputTooLarge(f"the result is larger than the output limit of {limit} bytes")
     elif t is dict:
-        n = len(x)  # type: ignore[arg-type]
-        if depth >= 64 and n:
-            raise NotPlainData("the result is nested more than 64 levels deep")
-        if n < 16:
-            out.append(0x80 | n)
-        elif n < 65536:
-            out += b"\xde" + _pack_H(n)
-        else:
-            out += b"\xdf" + _pack_I(n)
-        if len(out) > limit:
-            raise OutputTooLarge(f"the result is larger than the output limit of {limit} bytes")
+        _container_header(out, len(x), depth, limit, 0x80, b"\xde", b"\xdf")  # type: ignore[arg-type]
         for k, v in dict.items(x):  # type: ignore[arg-type]
             if type(k) is not str:
                 raise NotPlainData("dictionary keys in the result must be strings")
