@@ -16,7 +16,7 @@ from polar.errors import PlannerError
 from polar.llm.budget import Budget, Usage
 from polar.llm.cache import ReplayCache
 from polar.llm.client import LLMClient
-from polar.llm.parse import ReplyParseError, decision_json_schema, parse_decision
+from polar.planners.parse import ReplyParseError, decision_json_schema, parse_decision
 from polar.llm.record import CallRecorder
 from polar.planners.base import PlannerContext, SkillInfo
 from polar.planners.decisions import Decision, Plan, PolicyCode, SkillCall

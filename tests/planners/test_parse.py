@@ -1,6 +1,6 @@
 import pytest
 
-from polar.llm.parse import ReplyParseError, extract_json, parse_decision
+from polar.planners.parse import ReplyParseError, extract_json, parse_decision
 from polar.planners.decisions import Finish, Plan, SkillCall
 
 
