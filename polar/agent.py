@@ -17,7 +17,6 @@ from typing import Any
 from polar.episode import DecisionRecord, EpisodeRecord, LLMCallRecord, StepRecord
 from polar.errors import BudgetExceeded, PlannerError, PolarError
 from polar.harnesses.base import Harness, StepResult
-from polar.harnesses.missions import holds
 from polar.planners.base import HistoryItem, Planner, PlannerContext, SkillInfo
 from polar.planners.decisions import (
     Decision,
@@ -28,6 +27,7 @@ from polar.planners.decisions import (
     SubTask,
     describe_decision,
 )
+from polar.predicates import holds
 
 EventHook = Callable[[str, dict[str, Any]], None]
 

@@ -17,8 +17,8 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from polar.evals.runner import CellResult
-from polar.evals.stats import Estimate, iqm_estimate, mean_estimate, success_rate, wilson_interval
 from polar.evals.suite import Suite
+from polar.statistics import Estimate, iqm_estimate, mean_estimate, success_rate, wilson_interval
 
 RESULTS_FORMAT = "polar.evals.results/1"
 # A failed episode whose harness ended it without success and without any other cause

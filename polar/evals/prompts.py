@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict
 
 from polar.errors import ConfigError
-from polar.evals.stats import Estimate, success_rate
 from polar.evals.suite import PlannerAgentConfig, Suite, load_suite
+from polar.statistics import Estimate, success_rate
 
 if TYPE_CHECKING:
     from rich.console import Console

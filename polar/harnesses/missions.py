@@ -3,15 +3,23 @@
 Used by the MiniGrid harness (the spec's goal) and by the symbolic planner (free-form tasks).
 Supported forms: go to / get to / reach X, pick up X, open X, put X next to Y, and the
 DoorKey / LockedRoom phrasing that ends in reaching the goal square.
+
+The MiniGrid vocabulary (colours, object types) is declared here, once, for the harness, the
+planner and the MiniGrid skills.
 """
 
 from __future__ import annotations
 
 import re
 
-ANY = "any"
-COLORS = ("red", "green", "blue", "purple", "yellow", "grey")
-OBJECT_TYPES = ("key", "ball", "box", "door", "goal")
+from polar.predicates import ANY
+
+# MiniGrid's colours in its own order (minigrid.core.constants.COLORS; COLOR_NAMES is sorted).
+COLORS: tuple[str, ...] = ("red", "green", "blue", "purple", "yellow", "grey")
+# Object types a task or a skill names. The order is part of the goto skill's trained input
+# encoding (a one-hot over these): append, never reorder.
+OBJECT_TYPES: tuple[str, ...] = ("key", "door", "ball", "box", "goal")
+PORTABLE: tuple[str, ...] = ("key", "ball", "box")  # what the agent can pick up
 
 _COLOR = "(?:(?P<{n}c>" + "|".join(COLORS) + r")\s+)?"
 _OBJ = "(?P<{n}t>" + "|".join(OBJECT_TYPES) + r")(?:\s+square)?"
@@ -56,26 +64,3 @@ def parse_mission(text: str) -> list[str] | None:
                 return [f"adjacent({a},{b})"]
             return [_atom(pred, m, "a")]
     return None
-
-
-def split_atom(atom: str) -> tuple[str, list[str]]:
-    """`carrying(key,yellow)` -> ("carrying", ["key", "yellow"])."""
-    name, _, rest = atom.partition("(")
-    args = rest.rstrip(")")
-    return name, [a.strip() for a in args.split(",")] if args else []
-
-
-def holds(goal: str, predicates: list[str] | set[str]) -> bool:
-    """Whether a goal atom (possibly with `any` wildcards) is satisfied by some predicate."""
-    if goal in predicates:
-        return True
-    gname, gargs = split_atom(goal)
-    if ANY not in gargs:
-        return False
-    for p in predicates:
-        name, args = split_atom(p)
-        if name == gname and len(args) == len(gargs) and all(
-            g in (ANY, a) for g, a in zip(gargs, args, strict=True)
-        ):
-            return True
-    return False

@@ -16,10 +16,10 @@ from polar.errors import PlannerError
 from polar.llm.budget import Budget, Usage
 from polar.llm.cache import ReplayCache
 from polar.llm.client import LLMClient
-from polar.planners.parse import ReplyParseError, decision_json_schema, parse_decision
 from polar.llm.record import CallRecorder
 from polar.planners.base import PlannerContext, SkillInfo
 from polar.planners.decisions import Decision, Plan, PolicyCode, SkillCall
+from polar.planners.parse import ReplyParseError, decision_json_schema, parse_decision
 from polar.planners.profile import LLMProfile
 from polar.prompts.templates import TemplateError, load_template
 

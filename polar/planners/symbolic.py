@@ -14,9 +14,10 @@ from typing import Any
 
 from polar.errors import PlannerError
 from polar.harnesses.base import SymbolicState
-from polar.harnesses.missions import ANY, holds, parse_mission, split_atom
+from polar.harnesses.missions import parse_mission
 from polar.planners.base import PlannerContext
 from polar.planners.decisions import Decision, Finish, SkillCall
+from polar.predicates import ANY, holds, parse
 
 NEEDS_LLM = (
     "the symbolic planner understands missions of the forms 'go to X', 'pick up X', "
@@ -78,7 +79,7 @@ class SymbolicPlanner:
         if depth > 8:
             raise PlannerError(f"no plan found for {atom} (regression too deep)")
         preds = set(state.predicates)
-        name, args = split_atom(atom)
+        _, name, args = parse(atom)
         if name in ("at", "facing"):
             target = ("goal", ANY) if args[0] == "goal" else (args[0], args[1] if len(args) > 1 else ANY)
             return self._reach(target, state, depth, why=atom)
@@ -117,7 +118,7 @@ class SymbolicPlanner:
                 t, c = self._find(state, t, c)
             return SkillCall(skill="goto", args={"object": t} | ({} if t == "goal" else {"color": c}),
                              reason=f"go to the {'goal' if t == 'goal' else f'{c} {t}'} ({why})")
-        obstacle = next((split_atom(p)[1] for p in sorted(preds)
+        obstacle = next((parse(p).args for p in sorted(preds)
                          if p.startswith("behind(") and holds(f"behind({key},any,any)", [p])), None)
         if obstacle is None:  # nothing known in the way: let the skill try
             return SkillCall(skill="goto", args={"object": t, "color": c}, reason=f"go to {key} ({why})")

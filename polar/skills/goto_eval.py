@@ -17,6 +17,7 @@ import numpy as np
 from minigrid.minigrid_env import MiniGridEnv
 
 from polar.skills.goto import _DIRS, _passable, features, succeeded
+from polar.statistics import wilson_interval
 
 
 class Actor(Protocol):
@@ -116,8 +117,6 @@ class Summary:
 
 def evaluate(actor: Actor, harness: Any, obj: str, color: str | None, episodes: int, budget: int,
              seed: int = 10_000, open_doors: bool = False, deterministic: bool = True) -> Summary:
-    from polar.evals.stats import wilson_interval
-
     res = [run_episode(actor, harness, obj, color, seed + i, budget, open_doors, deterministic)
            for i in range(episodes)]
     ok = [r for r in res if r.success]

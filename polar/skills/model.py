@@ -8,7 +8,7 @@ where the weights came from and how well they measurably work.
 Predicate templates use `{param}` placeholders (`facing({object},{color})`). An optional
 parameter left unset becomes `any`, which matches every value, and trailing `any` arguments
 match a predicate with fewer arguments (`facing(goal,any)` matches `facing(goal)`), the
-same convention as `polar.harnesses.missions`.
+rule of `polar.predicates`.
 """
 
 from __future__ import annotations
@@ -26,10 +26,10 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator,
 import polar
 from polar.errors import PolarError
 from polar.harnesses.spaces import SpaceSpec
+from polar.predicates import ANY, parse, placeholders
+from polar.statistics import wilson_interval
 
-ANY = "any"
 NAME_RE = re.compile(r"^[a-z][a-z0-9_\-]{0,63}$")
-_PRED_RE = re.compile(r"^\s*(not\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*(?:\((.*)\))?\s*$")
 
 
 class SkillError(PolarError):
@@ -100,8 +100,6 @@ class Measurement(_Model):
 
     @classmethod
     def from_counts(cls, successes: int, episodes: int, **kw: Any) -> Measurement:
-        from polar.evals.stats import wilson_interval
-
         lo, hi = wilson_interval(successes, episodes)
         rate = successes / episodes if episodes else 0.0
         return cls(successes=successes, episodes=episodes, rate=rate, ci_low=lo, ci_high=hi, **kw)
@@ -180,8 +178,8 @@ class Skill(_Model):
         if self.kind != "primitive" and self.termination is None:
             raise ValueError("termination: policy and code skills need a termination condition")
         for t in [*self.preconditions, *self.effects, *(self.termination.predicates if self.termination else [])]:
-            parse_predicate(t)  # raises on malformed templates
-            for ph in re.findall(r"\{(\w+)\}", t):
+            parse(t)  # raises on malformed templates
+            for ph in placeholders(t):
                 if ph not in self.parameters:
                     raise ValueError(f"predicate {t!r}: placeholder {{{ph}}} is not a parameter")
         return self
@@ -282,48 +280,6 @@ class SkillOutcome(_Model):
     terminated: bool = False
     truncated: bool = False
     wall_s: float = 0.0
-
-
-# --- predicate templates ----------------------------------------------------------------
-
-
-def parse_predicate(text: str) -> tuple[bool, str, tuple[str, ...]]:
-    """`not carrying(key,any)` -> (negated, name, args)."""
-    m = _PRED_RE.match(text)
-    if not m:
-        raise ValueError(f"predicate {text!r}: expected name(arg,...) or not name(arg,...)")
-    neg, name, inner = m.groups()
-    args = tuple(a.strip() for a in inner.split(",")) if inner and inner.strip() else ()
-    return bool(neg), name, args
-
-
-def fill(template: str, args: dict[str, Any]) -> str:
-    """Substitute `{param}` placeholders; unset parameters are already `any` in bound args."""
-    return re.sub(r"\{(\w+)\}", lambda m: str(args.get(m.group(1), ANY)), template)
-
-
-def matches(pattern: str, predicate: str) -> bool:
-    """Whether a (filled, positive) pattern matches one concrete predicate."""
-    _, pname, pargs = parse_predicate(pattern)
-    _, name, args = parse_predicate(predicate)
-    if pname != name or len(args) > len(pargs):
-        return False
-    extra = pargs[len(args):]  # `facing(goal,any)` vs `facing(goal)`
-    if any(a not in (ANY, "*") for a in extra):
-        return False
-    return all(p in (ANY, "*") or p == a for p, a in zip(pargs, args, strict=False))
-
-
-def matching(pattern: str, predicates: list[str]) -> set[str]:
-    return {p for p in predicates if matches(pattern, p)}
-
-
-def holds(template: str, predicates: list[str]) -> bool:
-    """A filled template holds: some predicate matches it (or, negated, none does)."""
-    neg, name, args = parse_predicate(template)
-    positive = f"{name}({','.join(args)})" if args else name
-    found = bool(matching(positive, predicates))
-    return not found if neg else found
 
 
 def now_iso() -> str:

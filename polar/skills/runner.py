@@ -23,18 +23,8 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from polar.harnesses.base import Harness
-from polar.skills.model import (
-    ANY,
-    Measurement,
-    Skill,
-    SkillError,
-    SkillOutcome,
-    fill,
-    holds,
-    matching,
-    parse_predicate,
-    resolve_import,
-)
+from polar.predicates import ANY, achieved, fill, holds
+from polar.skills.model import Measurement, Skill, SkillError, SkillOutcome, resolve_import
 
 
 class SkillResult(NamedTuple):
@@ -152,7 +142,7 @@ def _run_primitive(skill: Skill, harness: Harness, args: dict[str, Any], obs: An
             predicates_after=before, wall_s=time.perf_counter() - t0)
         return SkillResult(outcome, obs, info)
     _, after = _predicates(harness)
-    missed = [e for e in (fill(t, args) for t in skill.effects) if not _achieved(e, before, after)]
+    missed = [e for e in (fill(t, args) for t in skill.effects) if not achieved(e, before, after)]
     if missed:
         reason = f"effect {' and '.join(missed)} not achieved"
     elif skill.effects:
@@ -167,14 +157,6 @@ def _run_primitive(skill: Skill, harness: Harness, args: dict[str, Any], obs: An
         truncated=bool(truncated), wall_s=time.perf_counter() - t0,
     )
     return SkillResult(outcome, obs, info)
-
-
-def _achieved(effect: str, before: list[str], after: list[str]) -> bool:
-    neg, name, pargs = parse_predicate(effect)
-    positive = f"{name}({','.join(pargs)})" if pargs else name
-    if neg:
-        return bool(matching(positive, before)) and not holds(positive, after)
-    return bool(matching(positive, after) - set(before))
 
 
 def _features(skill: Skill) -> Any:

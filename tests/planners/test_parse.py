@@ -1,7 +1,7 @@
 import pytest
 
-from polar.planners.parse import ReplyParseError, extract_json, parse_decision
 from polar.planners.decisions import Finish, Plan, SkillCall
+from polar.planners.parse import ReplyParseError, extract_json, parse_decision
 
 
 def test_plain_fenced_and_embedded_json_are_extracted():

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from polar.evals.stats import (
+from polar.statistics import (
     Z95,
     bootstrap_ci,
     iqm,
