@@ -6,12 +6,32 @@ import json
 from pathlib import Path
 from typing import Any, Literal
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
+
+from polar.files import atomic_write
 
 FailureCause = Literal[
     "planner-parse", "skill-failure", "sandbox-error", "harness-error", "budget", "step-limit",
     "planner-gave-up", "task-failed",
 ]
+
+
+def jsonable(x: Any, digits: int | None = None) -> Any:
+    """Numpy arrays and scalars -> lists and Python numbers, through dicts, lists and tuples,
+    so records and prompts hold plain JSON. `digits` rounds float arrays (for prompts).
+    (Data handed to sandboxed code goes through the stricter `polar.sandboxes.base.to_plain`.)"""
+    if isinstance(x, np.ndarray):
+        if digits is not None and x.dtype.kind == "f":
+            return np.round(x.astype(np.float64), digits).tolist()
+        return x.tolist()
+    if isinstance(x, np.generic):
+        return x.item()
+    if isinstance(x, dict):
+        return {k: jsonable(v, digits) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [jsonable(v, digits) for v in x]
+    return x
 
 
 class LLMCallRecord(BaseModel):
@@ -79,11 +99,7 @@ class EpisodeRecord(BaseModel):
     extra: dict[str, Any] = Field(default_factory=dict)
 
     def save(self, path: str | Path) -> None:
-        p = Path(path)
-        p.parent.mkdir(parents=True, exist_ok=True)
-        tmp = p.with_suffix(p.suffix + ".tmp")
-        tmp.write_text(self.model_dump_json(indent=1))
-        tmp.replace(p)
+        atomic_write(path, self.model_dump_json(indent=1))
 
     @classmethod
     def load(cls, path: str | Path) -> EpisodeRecord:

@@ -10,6 +10,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from polar.errors import ConfigError
+
 ASSET_DIRS = ("harnesses", "skills", "planners", "prompts", "sandboxes", "evals")
 _PACKAGE = Path(__file__).resolve().parent
 
@@ -42,3 +44,21 @@ def find_asset(kind: str, relative: str) -> Path | None:
         if p.exists():
             return p
     return None
+
+
+def resolve_asset(kind: str, name_or_path: str | Path, *, folder: str = "", suffix: str = ".yaml",
+                  what: str = "file") -> Path:
+    """A file given by path, or by name in the workspace's `<kind>/<folder>/` folders
+    (`<name><suffix>` or `<name>`). A miss raises ConfigError listing the names found there."""
+    p = Path(name_or_path).expanduser()
+    if p.is_file():
+        return p
+    name = str(name_or_path)
+    sub = f"{folder}/" if folder else ""
+    for rel in (f"{sub}{name}{suffix}", f"{sub}{name}"):
+        found = find_asset(kind, rel)
+        if found is not None and found.is_file():
+            return found
+    known = sorted({q.stem for d in asset_dirs(kind) for q in (d / folder).glob(f"*{suffix}")})
+    raise ConfigError(f"{what} {name!r} not found: no such file, and no {kind}/{sub}{p.name}{suffix} "
+                      f"in the workspace (known: {', '.join(known) or 'none'})")

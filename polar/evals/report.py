@@ -9,10 +9,10 @@ import base64
 import html
 import json
 import math
-import os
 from pathlib import Path
 
 from polar.evals.metrics import Results, Row
+from polar.files import atomic_write
 
 SUCCESS_PLOT = "success_by_harness.png"
 CURVE_PLOT = "success_vs_env_steps.png"
@@ -204,15 +204,6 @@ def html_report(results: Results, plots: dict[str, bytes]) -> str:
     )
 
 
-def _write(path: Path, data: str | bytes) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    if isinstance(data, bytes):
-        tmp.write_bytes(data)
-    else:
-        tmp.write_text(data)
-    os.replace(tmp, path)
-
-
 def render_report(results: Results, out_dir: str | Path) -> dict[str, Path]:
     """Write results.json, report.md, the PNG plots and report.html; return their paths."""
     out = Path(out_dir)
@@ -224,12 +215,12 @@ def render_report(results: Results, out_dir: str | Path) -> dict[str, Path]:
     _plot_curves(results, out / CURVE_PLOT)
     paths["curve_plot"] = out / CURVE_PLOT
     plot_names.append(CURVE_PLOT)
-    _write(out / "results.json", json.dumps(results.model_dump(mode="json"), indent=1))
+    atomic_write(out / "results.json", json.dumps(results.model_dump(mode="json"), indent=1))
     paths["results"] = out / "results.json"
-    _write(out / "report.md", markdown(results, plot_names))
+    atomic_write(out / "report.md", markdown(results, plot_names))
     paths["markdown"] = out / "report.md"
     pngs = {n: (out / n).read_bytes() for n in plot_names}
-    _write(out / "report.html", html_report(results, pngs))
+    atomic_write(out / "report.html", html_report(results, pngs))
     paths["html"] = out / "report.html"
     return paths
 

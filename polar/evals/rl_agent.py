@@ -20,6 +20,7 @@ from polar.errors import ConfigError
 from polar.evals.agents import CurvePoint, EvalAgent, Preparation, run_policy_episode
 from polar.evals.suite import HarnessEntry, PureRLAgentConfig
 from polar.harnesses.base import Harness
+from polar.workspace import resolve_asset
 
 
 def train_config(cfg: PureRLAgentConfig, entry: HarnessEntry, seed: int, out: Path) -> Any:
@@ -45,16 +46,7 @@ def train_config(cfg: PureRLAgentConfig, entry: HarnessEntry, seed: int, out: Pa
 def resolve_recipe(cfg: PureRLAgentConfig) -> Path:
     """A recipe path, or a name under skills/recipes/ in the workspace."""
     assert cfg.recipe is not None
-    path = Path(cfg.recipe)
-    if path.is_file():
-        return path
-    from polar.workspace import find_asset
-
-    for rel in (f"recipes/{cfg.recipe}", f"recipes/{cfg.recipe}.yaml"):
-        found = find_asset("skills", rel)
-        if found is not None and found.is_file():
-            return found
-    raise ConfigError(f"agent {cfg.name}: recipe {cfg.recipe!r}: no such file (nor skills/recipes/{cfg.recipe}.yaml)")
+    return resolve_asset("skills", cfg.recipe, folder="recipes", what=f"agent {cfg.name}: recipe")
 
 
 def _deep_merge(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:

@@ -22,6 +22,7 @@ from polar.episode import EpisodeRecord
 from polar.errors import PolarError
 from polar.evals.agents import Preparation, inputs_fingerprint, make_agent, new_episode_id
 from polar.evals.suite import Cell, HarnessEntry, Suite, load_suite
+from polar.files import atomic_write
 from polar.harnesses.base import Harness
 
 if TYPE_CHECKING:
@@ -58,13 +59,6 @@ class RunSummary(BaseModel):
 
 def cell_path(out_dir: Path, cell: Cell) -> Path:
     return out_dir / "cells" / f"{cell.slug}.json"
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)  # atomic on POSIX: a reader sees the old file or the new one
 
 
 def cell_key(suite: Suite, cell: Cell, cache: dict[str, str] | None = None) -> str:
@@ -136,7 +130,7 @@ def run_cell(suite: Suite, cell: Cell, out_dir: Path,
         episodes=records, wall_s=time.perf_counter() - start,
         finished_at=datetime.now(UTC).isoformat(timespec="seconds"),
     )
-    _atomic_write(cell_path(out_dir, cell), result.model_dump_json(indent=1))
+    atomic_write(cell_path(out_dir, cell), result.model_dump_json(indent=1))
     return result
 
 
@@ -175,7 +169,7 @@ def run_cells(
     suite = load_suite(suite_or_path)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    _atomic_write(out / "suite.json", suite.model_dump_json(indent=1))
+    atomic_write(out / "suite.json", suite.model_dump_json(indent=1))
     n_workers = suite.workers if workers is None else workers
     if n_workers < 0:
         raise PolarError(f"workers: must be >= 0, got {n_workers}")

@@ -17,7 +17,7 @@ from pydantic import Field, field_validator, model_validator
 
 from polar.config import StrictModel, load_yaml, validate
 from polar.errors import ConfigError
-from polar.workspace import find_asset
+from polar.workspace import resolve_asset
 
 
 class Budget(StrictModel):
@@ -195,14 +195,7 @@ class Cell(StrictModel):
 
 def find_suite(path_or_name: str | Path) -> Path:
     """A suite path, or a name looked up as evals/<name>.yaml in the workspace."""
-    p = Path(path_or_name)
-    if p.is_file():
-        return p
-    for rel in (str(path_or_name), f"{path_or_name}.yaml"):
-        found = find_asset("evals", rel)
-        if found is not None and found.is_file():
-            return found
-    raise ConfigError(f"suite {str(path_or_name)!r}: no such file, and no evals/{p.name}.yaml in the workspace")
+    return resolve_asset("evals", path_or_name, what="suite")
 
 
 def load_suite(path_or_name: str | Path | Suite | dict) -> Suite:

@@ -12,9 +12,9 @@ from abc import ABC, abstractmethod
 from typing import Any
 
 import gymnasium as gym
-import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from polar.episode import jsonable
 from polar.harnesses.spaces import SpaceSpec, describe_space, spec_to_space
 
 StepResult = tuple[Any, float, bool, bool, dict[str, Any]]
@@ -102,7 +102,7 @@ class Harness(ABC):
 
     def render_text(self, obs: Any) -> str:
         """A text view of an observation for a planner; harnesses with richer views override."""
-        return json.dumps(_plain(obs))
+        return json.dumps(jsonable(obs, digits=4))
 
     @property
     def observation_space(self) -> gym.Space:
@@ -117,18 +117,6 @@ class Harness(ABC):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def _plain(x: Any) -> Any:
-    if isinstance(x, np.ndarray):
-        return np.round(x.astype(np.float64), 4).tolist() if x.dtype.kind == "f" else x.tolist()
-    if isinstance(x, np.generic):
-        return x.item()
-    if isinstance(x, dict):
-        return {k: _plain(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_plain(v) for v in x]
-    return x
 
 
 class HarnessEnv(gym.Env):

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
+
+from polar.files import atomic_write
 
 
 def cache_key(model: str, messages: list[dict[str, Any]], params: dict[str, Any]) -> str:
@@ -37,9 +37,4 @@ class ReplayCache:
             return None  # an unreadable entry is a miss; the live call rewrites it
 
     def put(self, key: str, entry: dict[str, Any]) -> None:
-        path = self._path(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
-        with os.fdopen(fd, "w") as f:
-            json.dump(entry, f, ensure_ascii=False)
-        os.replace(tmp, path)
+        atomic_write(self._path(key), json.dumps(entry, ensure_ascii=False))

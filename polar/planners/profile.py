@@ -19,7 +19,7 @@ from pydantic import Field
 from polar.config import StrictModel, read_yaml, validate
 from polar.errors import ConfigError
 from polar.llm.settings import BudgetLimits, LLMSettings
-from polar.workspace import asset_dirs, find_asset
+from polar.workspace import resolve_asset
 
 if TYPE_CHECKING:
     from polar.planners.base import Planner
@@ -61,15 +61,7 @@ _BY_BACKEND: dict[str, type[LLMProfile] | type[SymbolicProfile]] = {"llm": LLMPr
 
 
 def resolve_profile_path(path_or_name: str | Path) -> Path:
-    p = Path(path_or_name)
-    if p.is_file():
-        return p
-    name = str(path_or_name)
-    found = find_asset("planners", name if name.endswith((".yaml", ".yml")) else f"{name}.yaml")
-    if found is not None:
-        return found
-    known = sorted({q.stem for d in asset_dirs("planners") for q in d.glob("*.yaml")})
-    raise ConfigError(f"planner profile {name!r} not found (a path, or one of: {', '.join(known) or 'none'})")
+    return resolve_asset("planners", path_or_name, what="planner profile")
 
 
 def load_profile(path_or_name: str | Path, overrides: dict[str, Any] | None = None) -> PlannerProfile:

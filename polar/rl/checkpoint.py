@@ -23,22 +23,12 @@ import numpy as np
 import torch
 
 from polar.errors import PolarError
+from polar.files import fsync_dir
 from polar.rl.policy import Policy
 
 
 class CheckpointError(PolarError):
     """A run directory holds no usable checkpoint."""
-
-
-def _fsync_dir(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def save_checkpoint(
@@ -72,13 +62,13 @@ def save_checkpoint(
             os.fsync(fh.fileno())
     shutil.rmtree(final, ignore_errors=True)
     tmp.rename(final)
-    _fsync_dir(root)
+    fsync_dir(root)
     ptr = root / ".latest.tmp"
     ptr.write_text(name)
     with open(ptr, "rb") as fh:
         os.fsync(fh.fileno())
     ptr.replace(root / "latest")
-    _fsync_dir(root)
+    fsync_dir(root)
     # Old checkpoints go only after the pointer moved on.
     old = sorted(p for p in root.glob("ckpt-*") if p.is_dir() and p.name != name)
     for p in old[: max(0, len(old) - (keep - 1))]:

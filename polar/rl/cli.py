@@ -12,15 +12,9 @@ from polar.errors import ConfigError
 
 
 def _resolve_config(name: str) -> Path:
-    p = Path(name)
-    if p.exists():
-        return p
-    from polar.workspace import find_asset
+    from polar.workspace import resolve_asset
 
-    found = find_asset("skills", f"recipes/{name}.yaml") or find_asset("skills", f"recipes/{name}")
-    if found is None:
-        raise ConfigError(f"{name}: no such config file, and no recipe skills/recipes/{name}.yaml")
-    return found
+    return resolve_asset("skills", name, folder="recipes", what="config file or recipe")
 
 
 def train_cmd(

@@ -19,6 +19,7 @@ import yaml
 
 import polar
 from polar.errors import HarnessError
+from polar.files import atomic_write
 from polar.rl.buffers import ReplayBuffer
 from polar.rl.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
 from polar.rl.config import TrainConfig
@@ -280,9 +281,7 @@ class Trainer:
                        **{f"eval/{k}": v for k, v in result.items() if isinstance(v, (int, float))}})
             self.policy.save(self.out / "policy")
             self.checkpoint()
-            tmp = self.out / "eval.json.tmp"
-            tmp.write_text(json.dumps(result, indent=1))
-            tmp.replace(self.out / "eval.json")
+            atomic_write(self.out / "eval.json", json.dumps(result, indent=1))
             return result
         finally:
             progress.close()

@@ -2,28 +2,17 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from polar.config import StrictModel, load_yaml
-from polar.errors import ConfigError
 from polar.sandboxes.base import Backend, SandboxLimits
-from polar.workspace import asset_dirs, find_asset
+from polar.workspace import resolve_asset
 
 
 class SandboxProfile(StrictModel):
     backend: Backend = "process"
-    pool_size: int = 2
     limits: SandboxLimits = SandboxLimits()
 
 
 def load_profile(name_or_path: str = "default") -> SandboxProfile:
     """A profile by name (`sandboxes/profiles/<name>.yaml` in the workspace) or by path."""
-    p = Path(name_or_path)
-    if p.suffix in (".yaml", ".yml") and p.exists():
-        return load_yaml(p, SandboxProfile)
-    found = find_asset("sandboxes", f"profiles/{name_or_path}.yaml")
-    if found is None:
-        names = sorted({f.stem for d in asset_dirs("sandboxes") for f in d.glob("profiles/*.yaml")})
-        raise ConfigError(f"no sandbox profile named {name_or_path!r} "
-                          f"(known: {', '.join(names) or 'none'})")
-    return load_yaml(found, SandboxProfile)
+    return load_yaml(resolve_asset("sandboxes", name_or_path, folder="profiles", what="sandbox profile"),
+                     SandboxProfile)

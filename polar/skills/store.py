@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from polar.files import atomic_write, fsync_dir
 from polar.skills.model import (
     Measurement,
     PolicySpec,
@@ -189,7 +190,7 @@ class SkillLibrary:
         try:
             sha = _write_weights(staging, tensors) if tensors else None
             if code is not None:
-                _write_file(staging / (skill.code_file or "skill.py"), code.encode())
+                atomic_write(staging / (skill.code_file or "skill.py"), code, durable=True)
             _pause("after_write")
             return self._commit(skill, staging, sha)
         finally:
@@ -206,13 +207,13 @@ class SkillLibrary:
                 version = _next_version(conn, skill.name)
                 final = skill.model_copy(update={"version": version, "weights_sha256": sha})
                 final = Skill.model_validate(final.model_dump())  # re-validate the copy
-                _write_file(staging / MANIFEST_FILE, final.manifest_json().encode())
+                atomic_write(staging / MANIFEST_FILE, final.manifest_json(), durable=True)
                 target = self.root / skill.name / str(version)
                 if target.exists():  # an orphan of a registration killed before its commit
                     _discard(self.root, target)
                 target.parent.mkdir(parents=True, exist_ok=True)
                 os.rename(staging, target)
-                _fsync_dir(target.parent)
+                fsync_dir(target.parent)
                 _pause("after_rename")
                 conn.execute(
                     "INSERT INTO skills(name, version, kind, manifest, created_at) VALUES (?,?,?,?,?)",
@@ -353,13 +354,6 @@ def _next_version(conn: sqlite3.Connection, name: str) -> int:
     return max(a[0] if a else 0, b[0] or 0) + 1
 
 
-def _write_file(path: Path, data: bytes) -> None:
-    with open(path, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-
-
 def _write_weights(folder: Path, tensors: dict[str, Any]) -> str:
     """Write, fsync, read back and compare: what is committed is exactly what was given."""
     import torch
@@ -376,14 +370,6 @@ def _write_weights(folder: Path, tensors: dict[str, Any]) -> str:
         if back[k].dtype != v.dtype or not torch.equal(back[k], v.detach().cpu()):
             raise SkillLoadError(f"{path}: tensor {k!r} read back differs from the one written")
     return sha256_file(path)
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def _discard(root: Path, folder: Path) -> None:

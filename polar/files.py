@@ -1,0 +1,43 @@
+"""Writing files so that a reader (or a crash) never sees half of one."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import uuid
+from pathlib import Path
+
+
+def atomic_write(path: str | Path, data: str | bytes, *, durable: bool = False) -> Path:
+    """Write `data` to a temporary file next to `path`, then rename it over `path` (atomic on
+    POSIX: a reader sees the old file or the new one). `durable` also fsyncs the file and its
+    folder, so the new content survives a power loss. Creates missing parent folders."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    tmp = p.with_name(f".{p.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data.encode() if isinstance(data, str) else data)
+            if durable:
+                f.flush()
+                os.fsync(f.fileno())
+        os.replace(tmp, p)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+    if durable:
+        fsync_dir(p.parent)
+    return p
+
+
+def fsync_dir(path: str | Path) -> None:
+    """Make a folder's entries (a rename into it) durable; a no-op where folders cannot be opened."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
