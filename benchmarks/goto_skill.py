@@ -28,7 +28,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from polar.harnesses.registry import make_harness  # noqa: E402
-from polar.skills.goto_eval import RandomActor, evaluate  # noqa: E402
+from polar.skills.minigrid.goto_eval import RandomActor, evaluate_goto  # noqa: E402
 
 # (harness, object, open doors first, trained on this layout?)
 ROWS = [
@@ -80,9 +80,9 @@ def main() -> None:
         harness = make_harness(f"minigrid:{hid}")
         try:
             with contextlib.redirect_stdout(io.StringIO()):  # BabyAI prints rejected samples
-                s = evaluate(actor, harness, obj, None, args.episodes, args.budget, open_doors=open_doors,
+                s = evaluate_goto(actor, harness, obj, None, args.episodes, args.budget, open_doors=open_doors,
                              deterministic=not args.sample)
-                r = evaluate(RandomActor(0), harness, obj, None, args.episodes, args.budget,
+                r = evaluate_goto(RandomActor(0), harness, obj, None, args.episodes, args.budget,
                              open_doors=open_doors)
         finally:
             harness.close()

@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT))  # for tests.llm_server when run as a script
 
 from polar.planners.base import PlannerContext  # noqa: E402
 from polar.planners.llm import LLMPlanner  # noqa: E402
-from polar.planners.profile import load_profile  # noqa: E402
+from polar.planners.profile import load_planner_profile  # noqa: E402
 from tests.llm_server import Reply, ScriptedLLMServer  # noqa: E402
 
 DECISION = {"kind": "skill", "skill": "open_door", "args": {"color": "yellow"}, "reason": "carrying the key"}
@@ -65,7 +65,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         def profile(**kw: Any) -> Any:
             base = {"api_base": server.url, "model": "openai/bench", "budgets": {"max_calls": None},
                     "record_path": str(work / "calls.jsonl"), "cache_dir": None}
-            return load_profile(ROOT / "planners/local-test.yaml", {**base, **kw})
+            return load_planner_profile(ROOT / "planners/local-test.yaml", {**base, **kw})
 
         live = LLMPlanner(profile())
         cached = LLMPlanner(profile(cache_dir=str(work / "cache")))

@@ -1,4 +1,4 @@
-"""The `polar` command. Each area registers its commands from its own `cli` module.
+"""The `polar` command. Every area's `cli` module is listed here and registers its own commands.
 
 Area modules import their heavy dependencies (torch, ray, litellm) inside the commands, so
 `polar --help` stays fast.
@@ -27,10 +27,11 @@ app = typer.Typer(
 CLI_MODULES = [
     "polar.sandboxes.cli",
     "polar.harnesses.cli",
-    "polar.agent_cli",
+    "polar.agent.cli",
     "polar.skills.cli",
     "polar.rl.cli",
     "polar.llm.cli",
+    "polar.prompts.cli",
     "polar.evals.cli",
 ]
 

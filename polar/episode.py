@@ -1,20 +1,67 @@
-"""The episode record: everything a run did. Every eval figure is computed from these."""
+"""The episode record: everything a run did. Every eval figure is computed from these.
+
+An episode holds its decisions; each decision holds the `Outcome`s of what executing it did
+(one per skill call, primitive or policy-code run); every failure carries a `FailureCause`.
+"""
 
 from __future__ import annotations
 
 import json
+from enum import StrEnum
 from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from polar.files import atomic_write
 
-FailureCause = Literal[
-    "planner-parse", "skill-failure", "sandbox-error", "harness-error", "budget", "step-limit",
-    "planner-gave-up", "task-failed",
-]
+
+class FailureCause(StrEnum):
+    """Why an execution or an episode failed. The values are what records and reports show."""
+
+    PLANNER_PARSE = "planner-parse"  # the planner produced no valid decision
+    LLM_ERROR = "llm-error"  # the model could not be reached (429s, refused connection, timeout)
+    SKILL_FAILURE = "skill-failure"  # a skill, primitive or policy code did not achieve its aim
+    SANDBOX_ERROR = "sandbox-error"  # policy code broke a sandbox limit or crashed
+    HARNESS_ERROR = "harness-error"  # the harness (game, simulator) failed
+    BUDGET = "budget"  # a decision, call, token or dollar budget ran out
+    STEP_LIMIT = "step-limit"  # the episode was cut at its step limit without success
+    PLANNER_GAVE_UP = "planner-gave-up"  # the planner finished without reaching the goal
+    TASK_FAILED = "task-failed"  # the episode ended without success
+
+
+class Outcome(BaseModel):
+    """What one executor (a skill, a primitive, sandboxed policy code) did. Every executor
+    returns one; the planner reads `success`, `reason` and `cause` back when it replans."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["skill", "primitive", "code"]
+    success: bool
+    reason: str  # one line for the planner: "termination holds", "stopped by SandboxTimeout: ..."
+    steps: int = 0
+    reward: float = 0.0  # summed over the steps it took
+    cause: FailureCause | None = None  # None exactly when it succeeded
+    harness_error: str | None = None  # the harness's own failure, when that ended it
+    terminated: bool = False  # the episode ended during this execution
+    truncated: bool = False
+    wall_s: float = 0.0
+    # skills and primitives
+    skill: str | None = None  # name@version
+    args: dict[str, Any] = Field(default_factory=dict)
+    predicates_before: list[str] = Field(default_factory=list)
+    predicates_after: list[str] = Field(default_factory=list)
+    affordance: float | None = None  # policy skills: V(start state)
+    # policy code
+    stopped_by: Literal["terminated", "truncated", "step_limit", "error"] | None = None
+    error_type: str | None = None  # the sandbox error's type, e.g. "SandboxViolation"
+
+    @model_validator(mode="after")
+    def _cause_iff_failed(self) -> Outcome:
+        if self.success == (self.cause is not None):
+            raise ValueError("an outcome has a failure cause exactly when it did not succeed")
+        return self
 
 
 def jsonable(x: Any, digits: int | None = None) -> Any:
@@ -57,7 +104,7 @@ class DecisionRecord(BaseModel):
 
     index: int
     decision: dict[str, Any]  # the validated decision, as JSON
-    outcomes: list[dict[str, Any]] = Field(default_factory=list)  # one per executed call (JSON)
+    outcomes: list[Outcome] = Field(default_factory=list)  # one per executed call
     env_steps: int = 0
     planner_s: float = 0.0  # time inside the planner, model latency included
     llm_calls: list[LLMCallRecord] = Field(default_factory=list)
@@ -82,7 +129,7 @@ class EpisodeRecord(BaseModel):
     harness_id: str
     task: str
     seed: int | None
-    success: bool
+    success: bool | None  # None: the harness gives no way to tell (reports show returns only)
     episode_return: float
     env_steps: int
     terminated: bool

@@ -27,5 +27,13 @@ class PlannerError(PolarError):
     """The planner could not produce a valid decision (unparseable reply, unknown task...)."""
 
 
+class LLMError(PolarError):
+    """A model could not be reached or would not answer (a 429 that persists, a refused
+    connection, a timeout). Not a PlannerError: no reply was there to parse. Its exit code
+    differs from a task that was not solved."""
+
+    exit_code = 3
+
+
 class BudgetExceeded(PolarError):
     """A per-episode or per-run budget (LLM calls, tokens, dollars, env steps) ran out."""

@@ -1,4 +1,4 @@
-"""`polar compare`, `polar eval` and `polar compare-prompts`.
+"""`polar compare` and `polar eval` (`polar prompts compare` lives with the prompt commands).
 
 Heavy imports (torch, ray, matplotlib) happen inside the commands so `polar --help` stays fast.
 """
@@ -73,24 +73,6 @@ def eval_cmd(
     compare(suite, out or Path("runs") / "evals" / f"eval-{agent}")
 
 
-def compare_prompts_cmd(
-    suite: Annotated[str, typer.Option("--suite", help="Suite YAML path or name.")],
-    variant: Annotated[list[str], typer.Option("--variant", help="NAME=TEMPLATE; repeat for each variant.")],
-    out: Annotated[Path | None, typer.Option("--out", "-o", help="Output dir (default: runs/evals/<suite>-prompts).")] = None,
-    workers: Annotated[int | None, typer.Option(help="Ray workers (0: in-process) (default: the suite's).")] = None,
-) -> None:
-    """Run a suite once per prompt template variant; report success, tokens, cost and latency side by side."""
-    from polar.evals.prompts import compare_prompts, parse_variants
-
-    compare_prompts(suite, parse_variants(variant), out, workers=workers)
-
-
-def register_prompts_compare(group: typer.Typer) -> None:
-    """For the `polar prompts` group: adds `polar prompts compare` (same as `polar compare-prompts`)."""
-    group.command("compare")(compare_prompts_cmd)
-
-
 def register(app: typer.Typer) -> None:
     app.command("compare")(compare_cmd)
     app.command("eval")(eval_cmd)
-    app.command("compare-prompts")(compare_prompts_cmd)

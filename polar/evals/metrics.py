@@ -5,6 +5,10 @@ The cost ledger charges training env steps without double counting: each cell's
 `train:<agent>:<harness>:<seed>`, a pretrained skill is `skill:<name>@<version>`), and a row or an
 agent total sums each distinct key once. So a skill library shared by every cell of a planner
 agent is charged once, while pure RL pays for every (harness, seed) it trained on.
+
+Success rates rest on the episodes whose success could be told (`EpisodeRecord.success` is
+not None). On a harness that reports no success and declares no success rule, no episode
+can be judged: the rate is "unknown" (n = 0) and the report shows returns only.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from polar.evals.runner import CellResult
+from polar.evals.cells import CellResult
 from polar.evals.suite import Suite
 from polar.statistics import Estimate, iqm_estimate, mean_estimate, success_rate, wilson_interval
 
@@ -35,7 +39,7 @@ class Row(BaseModel):
     harness_id: str
     seeds: int
     episodes: int
-    success: Estimate
+    success: Estimate  # over judged episodes; n = 0: success unknown on this harness
     mean_return: Estimate
     iqm_return: Estimate
     mean_length: float
@@ -122,12 +126,20 @@ def llm_call_counts(eps: list[Any]) -> tuple[int, int]:
     return total, cached
 
 
+def judged_success(eps: list[Any]) -> Estimate:
+    """The success rate over the episodes whose success could be told; n = 0 when none could."""
+    return success_rate([e.success for e in eps if e.success is not None])
+
+
 def failure_counts(cells: list[CellResult]) -> dict[str, int]:
+    """Failed episodes by cause (also the causes of episodes whose success is unknown)."""
     c: Counter[str] = Counter()
     for res in cells:
         for ep in res.episodes:
-            if not ep.success:
+            if ep.success is False:
                 c[ep.failure_cause or UNSOLVED] += 1
+            elif ep.success is None and ep.failure_cause:
+                c[ep.failure_cause] += 1
     return dict(sorted(c.items()))
 
 
@@ -141,7 +153,7 @@ def _row(suite: Suite, agent: str, harness: str, cells: list[CellResult]) -> Row
     return Row(
         agent=agent, agent_kind=cells[0].agent_kind, harness=harness, harness_id=cells[0].harness_id,
         seeds=len(cells), episodes=len(eps),
-        success=success_rate([e.success for e in eps]),
+        success=judged_success(eps),
         mean_return=mean_estimate(returns, n_boot=suite.bootstrap, seed=0),
         iqm_return=iqm_estimate(returns, n_boot=suite.bootstrap, seed=0),
         mean_length=float(np.mean([e.env_steps for e in eps])) if eps else float("nan"),
@@ -160,6 +172,8 @@ def _curve(agent: str, harness: str, cells: list[CellResult]) -> CurveSeries | N
     by_step: dict[int, list[int]] = {}
     for r in cells:
         for p in r.prep.curve:
+            if p.successes is None:  # success unknown on this harness: no curve of it
+                continue
             s = by_step.setdefault(p.env_steps, [0, 0])
             s[0] += p.successes
             s[1] += p.episodes
@@ -205,7 +219,7 @@ def compute_results(suite: Suite, cells: list[CellResult]) -> Results:
             eval_env_steps=sum(e.env_steps for e in eps), llm_calls=calls, llm_cached=cached,
             tokens=sum(e.prompt_tokens + e.completion_tokens for e in eps),
             cost_usd=sum(e.cost_usd for e in eps), wall_s=sum(r.wall_s for r in group),
-            success=success_rate([e.success for e in eps]),
+            success=judged_success(eps),
         ))
     present = {r.cell.slug for r in cells}
     missing = [c.slug for c in suite.cells() if c.slug not in present]
@@ -216,7 +230,3 @@ def compute_results(suite: Suite, cells: list[CellResult]) -> Results:
         harnesses=[h.label for h in suite.harnesses], rows=rows, totals=totals, curves=curves,
         cells=len(cells), missing_cells=missing,
     )
-
-
-def results_to_json(results: Results) -> dict[str, Any]:
-    return results.model_dump(mode="json")

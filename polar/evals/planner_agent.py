@@ -11,11 +11,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from polar.agent import Agent, AgentSettings
 from polar.episode import EpisodeRecord
-from polar.errors import ConfigError
-from polar.evals.agents import EvalAgent, Preparation
-from polar.evals.suite import HarnessEntry, PlannerAgentConfig
+from polar.errors import ConfigError, PolarError
+from polar.evals.agents import EvalAgent, Preparation, sha
+from polar.evals.suite import PlannerAgentConfig, SuiteHarness
 from polar.harnesses.base import Harness
+from polar.planners.profile import load_planner, load_planner_profile, resolve_profile_path
+from polar.skills.store import SkillLibrary
 
 
 def profile_overrides(cfg: PlannerAgentConfig, backend: str) -> dict[str, Any]:
@@ -66,12 +69,20 @@ class PlannerAgent(EvalAgent):
     def label(self) -> str:
         return f"planner:{getattr(self.planner, 'name', self.config.planner)}"
 
-    def prepare(self, entry: HarnessEntry, seed: int, work_dir: Path) -> Preparation:
-        from polar.planners.profile import load_planner, load_profile
-        from polar.skills.store import SkillLibrary
+    @classmethod
+    def inputs_fingerprint(cls, config: PlannerAgentConfig) -> str:  # type: ignore[override]
+        """The planner profile and the skill library's contents (refs, weights, manifests)."""
+        parts = [sha(resolve_profile_path(config.planner).read_bytes())]
+        try:
+            lib = SkillLibrary(Path(config.skills).expanduser() if config.skills else None)
+            parts += [f"{s.ref}:{s.weights_sha256}:{sha(s.manifest_json().encode())}" for s in lib.list()]
+        except PolarError as err:  # no library yet: the agent itself will report it
+            parts.append(f"no-library:{type(err).__name__}")
+        return sha("|".join(parts).encode())
 
+    def prepare(self, entry: SuiteHarness, seed: int, work_dir: Path) -> Preparation:
         cfg = self.config
-        backend = load_profile(cfg.planner).backend
+        backend = load_planner_profile(cfg.planner).backend
         self.planner = load_planner(cfg.planner, profile_overrides(cfg, backend) or None)
         root = Path(cfg.skills).expanduser() if cfg.skills else None
         if root is not None and not root.exists():
@@ -84,15 +95,13 @@ class PlannerAgent(EvalAgent):
 
     def episode(self, harness: Harness, task: str, env_seed: int, max_steps: int | None,
                 episode_id: str) -> EpisodeRecord:
-        from polar.agent import Agent, AgentConfig
-
         cfg = self.config
         caps = [c for c in (max_steps, cfg.budget.env_steps) if c is not None]
-        agent_cfg = AgentConfig(
+        settings = AgentSettings(
             max_env_steps=min(caps) if caps else None,
             sandbox_backend=cfg.sandbox or "process",
             record_steps=False,  # a suite holds thousands of episodes; decisions suffice
         )
         if cfg.budget.decisions is not None:
-            agent_cfg.max_decisions = cfg.budget.decisions
-        return Agent(self.planner, self.library, agent_cfg, agent_name=self.label).run(task, harness, seed=env_seed)
+            settings.max_decisions = cfg.budget.decisions
+        return Agent(self.planner, self.library, settings, agent_name=self.label).run(task, harness, seed=env_seed)

@@ -17,8 +17,12 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict
 
 from polar.errors import ConfigError
+from polar.evals.cells import load_cell
+from polar.evals.metrics import failure_counts, judged_success, llm_call_counts
+from polar.evals.report import pct, render_report
+from polar.evals.runner import run_suite
 from polar.evals.suite import PlannerAgentConfig, Suite, load_suite
-from polar.statistics import Estimate, success_rate
+from polar.statistics import Estimate
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -71,8 +75,6 @@ def with_template(suite: Suite, template: str) -> Suite:
 
 
 def _rows(variant: str, template: str, cells: list[Any]) -> list[VariantRow]:
-    from polar.evals.metrics import failure_counts, llm_call_counts
-
     rows = []
     by_agent: dict[str, list[Any]] = {}
     for c in cells:
@@ -85,7 +87,7 @@ def _rows(variant: str, template: str, cells: list[Any]) -> list[VariantRow]:
         n_calls, n_cached = llm_call_counts(eps)
         rows.append(VariantRow(
             variant=variant, template=template, agent=agent, episodes=len(eps),
-            success=success_rate([e.success for e in eps]),
+            success=judged_success(eps),
             llm_calls=n_calls, cached_calls=n_cached,
             tokens=sum(e.prompt_tokens + e.completion_tokens for e in eps),
             cost_usd=sum(e.cost_usd for e in eps),
@@ -107,9 +109,6 @@ def compare_prompts(
     console: Console | None = None,
     quiet: bool = False,
 ) -> list[VariantRow]:
-    from polar.evals.report import render_report
-    from polar.evals.runner import run_suite
-
     base = load_suite(suite)
     out = Path(out_dir) if out_dir is not None else Path("runs") / "evals" / f"{base.name}-prompts"
     rows: list[VariantRow] = []
@@ -117,8 +116,6 @@ def compare_prompts(
         s = with_template(base, template)
         results = run_suite(s, out / name, workers=workers, progress=progress and not quiet)
         render_report(results, out / name)
-        from polar.evals.runner import load_cell
-
         cells = [c for c in (load_cell(out / name, s, cell) for cell in s.cells()) if c is not None]
         rows += _rows(name, template, cells)
     out.mkdir(parents=True, exist_ok=True)
@@ -138,8 +135,7 @@ HEADER = ["variant", "template", "agent", "success [95% CI]", "LLM calls (cached
 
 
 def _cells(r: VariantRow) -> list[str]:
-    s = r.success
-    return [r.variant, r.template, r.agent, f"{100 * s.value:.0f}% [{100 * s.lo:.0f}, {100 * s.hi:.0f}]",
+    return [r.variant, r.template, r.agent, pct(r.success),
             f"{r.llm_calls} ({r.cached_calls})", str(r.tokens), f"{r.cost_usd:.4f}", f"{r.live_cost_usd:.4f}",
             f"{r.mean_latency_s:.3f}", f"{r.mean_planner_s:.3f}",
             ", ".join(f"{k} {v}" for k, v in r.failures.items()) or "-"]

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from polar.evals.metrics import Results, Row
 from polar.files import atomic_write
+from polar.statistics import Estimate
 
 SUCCESS_PLOT = "success_by_harness.png"
 CURVE_PLOT = "success_vs_env_steps.png"
@@ -26,8 +27,10 @@ def _steps(n: int) -> str:
     return str(n)
 
 
-def _pct(row: Row) -> str:
-    s = row.success
+def pct(s: Estimate) -> str:
+    """A success rate with its interval, or "unknown" when no episode could be judged."""
+    if s.n == 0:
+        return "unknown"
     return f"{100 * s.value:.0f}% [{100 * s.lo:.0f}, {100 * s.hi:.0f}]"
 
 
@@ -50,7 +53,7 @@ def table_rows(results: Results) -> list[list[str]]:
     out = []
     for r in results.rows:
         out.append([
-            r.agent, r.harness, _pct(r), r.mean_return.fmt(), r.iqm_return.fmt(),
+            r.agent, r.harness, pct(r.success), r.mean_return.fmt(), r.iqm_return.fmt(),
             f"{r.mean_length:.1f}", _steps(r.train_env_steps), _steps(r.eval_env_steps),
             _calls(r.llm_calls, r.llm_cached), str(r.tokens), f"{r.cost_usd:.4f}", f"{r.wall_s:.1f}", _failures(r),
         ])
@@ -58,8 +61,7 @@ def table_rows(results: Results) -> list[list[str]]:
 
 
 def totals_rows(results: Results) -> list[list[str]]:
-    return [[t.agent, t.agent_kind, f"{100 * t.success.value:.0f}% [{100 * t.success.lo:.0f}, "
-             f"{100 * t.success.hi:.0f}]", _steps(t.train_env_steps), _steps(t.eval_env_steps),
+    return [[t.agent, t.agent_kind, pct(t.success), _steps(t.train_env_steps), _steps(t.eval_env_steps),
              _calls(t.llm_calls, t.llm_cached), str(t.tokens), f"{t.cost_usd:.4f}", f"{t.wall_s:.1f}"]
             for t in results.totals]
 
@@ -82,7 +84,8 @@ def markdown(results: Results, plots: list[str]) -> str:
         f"Seeds {results.seeds}, {results.episodes_per_cell} episodes per agent x harness x seed; "
         f"generated {results.created}. Success intervals are Wilson 95%; return intervals are "
         "95% percentile bootstrap over episodes. Train env steps count each distinct training "
-        "run or pretrained skill once.", "",
+        "run or pretrained skill once. Success is \"unknown\" where the harness reports none and "
+        "declares no success rule: compare returns there.", "",
         _md_table(TABLE_HEADER, table_rows(results)), "",
         "## Totals per agent", "", _md_table(TOTALS_HEADER, totals_rows(results)), "",
     ]
@@ -108,7 +111,7 @@ def _plot_success(results: Results, path: Path) -> None:
         xs, ys, lo, hi = [], [], [], []
         for j, h in enumerate(harnesses):
             r = rows.get((a, h))
-            if r is None:
+            if r is None or r.success.n == 0:  # unknown success: not a bar of height 0
                 continue
             xs.append(j + (i - (len(agents) - 1) / 2) * width)
             ys.append(r.success.value)
@@ -147,7 +150,7 @@ def _plot_curves(results: Results, path: Path) -> None:
             ax.fill_between(c.env_steps, c.lo, c.hi, color=colors[c.agent], alpha=0.2)
         curve_agents = {c.agent for c in results.curves if c.harness == h}
         for r in results.rows:
-            if r.harness != h or r.agent in curve_agents:
+            if r.harness != h or r.agent in curve_agents or r.success.n == 0:
                 continue
             s = r.success
             ax.errorbar([r.train_env_steps], [s.value], yerr=[[s.value - s.lo], [s.hi - s.value]],

@@ -1,9 +1,12 @@
 """The pure-RL agent: a PPO/SAC policy trained by the RL engine on the cell's harness and seed
-(or a given checkpoint), evaluated deterministically.
+(or a given checkpoint), evaluated with sampled actions by default (`deterministic: true`
+takes the argmax).
 
 Training runs in `<out>/work/<cell>/train` through `polar.rl.trainer.Trainer`, so a training
 run killed half-way resumes from its latest checkpoint, and a finished one is reused.
-The learning curve comes from the trainer's periodic evaluations (`metrics.jsonl`).
+The learning curve comes from `CurveRecorder`, a trainer hook that plays evaluation episodes
+with the same loop and action mode as the suite's (`eval_curve.jsonl`), not from the
+trainer's own greedy evaluations.
 """
 
 from __future__ import annotations
@@ -17,13 +20,14 @@ from typing import Any
 from polar.config import load_yaml, read_yaml, validate
 from polar.episode import EpisodeRecord
 from polar.errors import ConfigError
-from polar.evals.agents import CurvePoint, EvalAgent, Preparation, run_policy_episode
-from polar.evals.suite import HarnessEntry, PureRLAgentConfig
+from polar.evals.agents import CurvePoint, EvalAgent, Preparation, sha
+from polar.evals.suite import PureRLAgentConfig, SuiteHarness
 from polar.harnesses.base import Harness
+from polar.harnesses.rollout import play_episode
 from polar.workspace import resolve_asset
 
 
-def train_config(cfg: PureRLAgentConfig, entry: HarnessEntry, seed: int, out: Path) -> Any:
+def train_config(cfg: PureRLAgentConfig, entry: SuiteHarness, seed: int, out: Path) -> Any:
     """The TrainConfig for one cell: recipe, then overrides, then what the cell fixes."""
     from polar.rl.config import TrainConfig
 
@@ -82,7 +86,7 @@ class CurveRecorder:
     seeded per point, so measuring changes neither training nor its exact resume.
     """
 
-    def __init__(self, run_dir: Path, entry: HarnessEntry, every: int, episodes: int,
+    def __init__(self, run_dir: Path, entry: SuiteHarness, every: int, episodes: int,
                  deterministic: bool) -> None:
         self.path = run_dir / CURVE_FILE
         self.entry, self.every, self.episodes, self.deterministic = entry, every, episodes, deterministic
@@ -102,25 +106,21 @@ class CurveRecorder:
     def measure(self, policy: Any, env_steps: int) -> None:
         import torch
 
-        from polar.evals.runner import make_suite_harness
-
         if env_steps == self.last:
             return
-        harness = make_suite_harness(self.entry)
-        wins, ret = 0, 0.0
+        harness = self.entry.make()
         try:
             with torch.random.fork_rng(devices=[]):
                 torch.manual_seed(env_steps)
-                for i in range(self.episodes):
-                    rec = run_policy_episode(
-                        harness, lambda o: policy.act(o, deterministic=self.deterministic), agent="curve",
-                        task="", env_seed=CURVE_SEED + i, max_steps=self.entry.max_steps, episode_id="")
-                    wins += rec.success
-                    ret += rec.episode_return
+                recs = [play_episode(harness, lambda o: policy.act(o, deterministic=self.deterministic),
+                                     agent="curve", task="", env_seed=CURVE_SEED + i,
+                                     max_steps=self.entry.max_steps, episode_id="")
+                        for i in range(self.episodes)]
         finally:
             harness.close()
-        point = CurvePoint(env_steps=env_steps, successes=wins, episodes=self.episodes,
-                           mean_return=ret / self.episodes)
+        unknown = any(r.success is None for r in recs)  # this harness cannot tell success
+        point = CurvePoint(env_steps=env_steps, successes=None if unknown else sum(bool(r.success) for r in recs),
+                           episodes=self.episodes, mean_return=sum(r.episode_return for r in recs) / self.episodes)
         with open(self.path, "a") as f:
             f.write(point.model_dump_json() + "\n")
         self.last = env_steps
@@ -138,7 +138,19 @@ class PureRLAgent(EvalAgent):
     def label(self) -> str:
         return f"pure_rl:{self.config.algo}"
 
-    def prepare(self, entry: HarnessEntry, seed: int, work_dir: Path) -> Preparation:
+    @classmethod
+    def inputs_fingerprint(cls, config: PureRLAgentConfig) -> str:  # type: ignore[override]
+        """The training recipe and the checkpoint's weights."""
+        parts: list[str] = []
+        if config.recipe:
+            parts.append(sha(resolve_recipe(config).read_bytes()))
+        if config.checkpoint:
+            run = Path(config.checkpoint).expanduser()
+            weights = sorted(run.glob("policy*.safetensors")) + sorted(run.glob("policy/*.safetensors"))
+            parts += [sha(w.read_bytes()) for w in weights]
+        return sha("|".join(parts).encode()) if parts else ""
+
+    def prepare(self, entry: SuiteHarness, seed: int, work_dir: Path) -> Preparation:
         from polar.rl.policy import load_policy
 
         cfg = self.config
@@ -159,7 +171,7 @@ class PureRLAgent(EvalAgent):
             info={"charges": {f"train:{cfg.name}:{entry.label}:{seed}": steps}, "run_dir": str(run)},
         )
 
-    def _train(self, tcfg: Any, run: Path, entry: HarnessEntry) -> dict[str, Any]:
+    def _train(self, tcfg: Any, run: Path, entry: SuiteHarness) -> dict[str, Any]:
         from polar.rl.checkpoint import CheckpointError, latest_checkpoint
         from polar.rl.trainer import Trainer
 
@@ -200,9 +212,8 @@ class PureRLAgent(EvalAgent):
         # caller's stream is untouched) to make an episode a function of its seed alone.
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(env_seed)
-            return run_policy_episode(harness, lambda obs: policy.act(obs, deterministic=det),
-                                      agent=self.label, task=task, env_seed=env_seed,
-                                      max_steps=max_steps, episode_id=episode_id)
+            return play_episode(harness, lambda obs: policy.act(obs, deterministic=det), agent=self.label,
+                                task=task, env_seed=env_seed, max_steps=max_steps, episode_id=episode_id)
 
 
 def _same_config(run: Path, tcfg: Any) -> bool:

@@ -8,41 +8,22 @@ stopped, and editing one agent re-runs that agent's cells only.
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from polar.episode import EpisodeRecord
 from polar.errors import PolarError
-from polar.evals.agents import Preparation, inputs_fingerprint, make_agent, new_episode_id
-from polar.evals.suite import Cell, HarnessEntry, Suite, load_suite
+from polar.evals.agents import new_episode_id
+from polar.evals.cells import CellResult, cell_key, cell_path, load_cell, make_agent
+from polar.evals.metrics import Results, compute_results
+from polar.evals.suite import Cell, Suite, SuiteHarness, load_suite
 from polar.files import atomic_write
 from polar.harnesses.base import Harness
-
-if TYPE_CHECKING:
-    from polar.evals.metrics import Results
-
-CELL_FORMAT = "polar.evals.cell/1"
-
-
-class CellResult(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    format: str = CELL_FORMAT
-    cell: Cell
-    key: str  # runner.cell_key: a changed config or input file invalidates the cell
-    agent_kind: str
-    harness_id: str
-    prep: Preparation
-    episodes: list[EpisodeRecord]
-    wall_s: float
-    finished_at: str
 
 
 class RunSummary(BaseModel):
@@ -57,33 +38,7 @@ class RunSummary(BaseModel):
     results: list[CellResult] = Field(default_factory=list)
 
 
-def cell_path(out_dir: Path, cell: Cell) -> Path:
-    return out_dir / "cells" / f"{cell.slug}.json"
-
-
-def cell_key(suite: Suite, cell: Cell, cache: dict[str, str] | None = None) -> str:
-    """Suite.cell_key plus the fingerprint of the files the agent points to (cached per agent)."""
-    cache = {} if cache is None else cache
-    if cell.agent not in cache:
-        cache[cell.agent] = inputs_fingerprint(suite.agent(cell.agent))
-    return suite.cell_key(cell, cache[cell.agent])
-
-
-def load_cell(out_dir: Path, suite: Suite, cell: Cell, key: str | None = None) -> CellResult | None:
-    """The persisted result of a cell if it is complete and still matches the suite."""
-    p = cell_path(out_dir, cell)
-    if not p.is_file():
-        return None
-    try:
-        res = CellResult.model_validate(json.loads(p.read_text()))
-    except (ValueError, OSError):
-        return None  # unreadable (e.g. written by another version): run it again
-    if res.key != (key or cell_key(suite, cell)) or len(res.episodes) != suite.episodes:
-        return None
-    return res
-
-
-def default_task(harness: Harness, env_seed: int, entry: HarnessEntry) -> str:
+def default_task(harness: Harness, env_seed: int, entry: SuiteHarness) -> str:
     """The task in words: the suite's, else the harness's mission for this start state."""
     if entry.task:
         return entry.task
@@ -96,12 +51,6 @@ def default_task(harness: Harness, env_seed: int, entry: HarnessEntry) -> str:
     return harness.spec.description.strip().split("\n")[0]
 
 
-def make_suite_harness(entry: HarnessEntry) -> Harness:
-    from polar.harnesses.registry import make_harness
-
-    return make_harness(entry.id, **entry.kwargs)
-
-
 def run_cell(suite: Suite, cell: Cell, out_dir: Path,
              on_episode: Callable[[], None] | None = None) -> CellResult:
     """Prepare the agent for this cell, play its episodes, and persist the result."""
@@ -110,7 +59,7 @@ def run_cell(suite: Suite, cell: Cell, out_dir: Path,
     agent = make_agent(suite.agent(cell.agent))
     try:
         prep = agent.prepare(entry, cell.seed, out_dir / "work" / cell.slug)
-        harness = make_suite_harness(entry)
+        harness = entry.make()
         try:
             records = []
             for i in range(suite.episodes):
@@ -148,7 +97,7 @@ def _remote_cell(suite_json: str, cell_json: str, out_dir: str, cwd: str) -> str
 def check_harnesses(suite: Suite) -> None:
     """Create and close every harness once, so a bad id fails before hours of training."""
     for entry in suite.harnesses:
-        h = make_suite_harness(entry)
+        h = entry.make()
         h.close()
 
 
@@ -270,8 +219,6 @@ def run_suite(
 ) -> Results:
     """Run the missing cells of a suite and aggregate every finished cell into Results
     (render them with `polar.evals.report.render_report(results, out_dir)`)."""
-    from polar.evals.metrics import compute_results
-
     suite = load_suite(suite_or_path)
     summary = run_cells(suite, out_dir, workers=workers, progress=progress, only=only)
     results = compute_results(suite, summary.results)

@@ -11,7 +11,7 @@ import hashlib
 import json
 import re
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -19,8 +19,11 @@ from polar.config import StrictModel, load_yaml, validate
 from polar.errors import ConfigError
 from polar.workspace import resolve_asset
 
+if TYPE_CHECKING:
+    from polar.harnesses.base import Harness
 
-class Budget(StrictModel):
+
+class EpisodeBudget(StrictModel):
     """Per-episode limits for planner agents (None: no limit beyond the harness's own)."""
 
     llm_calls: int | None = Field(None, ge=1)
@@ -73,15 +76,15 @@ class PlannerAgentConfig(_Agent):
     sandbox: str | None = None  # sandbox profile for policy code; None: policy code disabled
     template: str | None = None  # user prompt template override (LLM planners)
     overrides: dict = Field(default_factory=dict)  # planner profile keys to replace
-    budget: Budget = Field(default_factory=Budget)
+    budget: EpisodeBudget = Field(default_factory=EpisodeBudget)
 
 
-AgentConfig = Annotated[
+SuiteAgent = Annotated[
     RandomAgentConfig | PureRLAgentConfig | PlannerAgentConfig, Field(discriminator="kind")
 ]
 
 
-class HarnessEntry(StrictModel):
+class SuiteHarness(StrictModel):
     id: str  # e.g. minigrid:MiniGrid-DoorKey-8x8-v0, gym:CartPole-v1, a YAML path
     name: str | None = None  # short label in tables; default: derived from id
     task: str | None = None  # None: the harness's own mission / description
@@ -94,12 +97,18 @@ class HarnessEntry(StrictModel):
             return self.name
         return self.id.split(":", 1)[-1].removeprefix("MiniGrid-").removesuffix("-v0")
 
+    def make(self) -> Harness:
+        """A fresh harness for this entry (its kwargs applied)."""
+        from polar.harnesses.registry import make_harness  # gymnasium: only when a cell runs
+
+        return make_harness(self.id, **self.kwargs)
+
 
 class Suite(StrictModel):
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
     description: str = ""
-    agents: list[AgentConfig] = Field(min_length=1)
-    harnesses: list[HarnessEntry] = Field(min_length=1)
+    agents: list[SuiteAgent] = Field(min_length=1)
+    harnesses: list[SuiteHarness] = Field(min_length=1)
     seeds: list[int] = Field(min_length=1)
     episodes: int = Field(10, ge=1)  # evaluation episodes per cell
     eval_seed: int = Field(100_000, ge=0)  # episode env seed = eval_seed + 1000 * seed + index
@@ -135,13 +144,13 @@ class Suite(StrictModel):
                 raise ValueError(f"agents.{a.name}.seeds: must be a non-empty subset of the suite's seeds")
         return self
 
-    def agent(self, name: str) -> AgentConfig:
+    def agent(self, name: str) -> SuiteAgent:
         for a in self.agents:
             if a.name == name:
                 return a
         raise ConfigError(f"suite {self.name}: no agent named {name!r}")
 
-    def harness(self, label: str) -> HarnessEntry:
+    def harness(self, label: str) -> SuiteHarness:
         for h in self.harnesses:
             if h.label == label:
                 return h

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
-from typing import Any
+from typing import Any, Literal
 
 import gymnasium as gym
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from polar.episode import jsonable
+from polar.errors import HarnessError
 from polar.harnesses.spaces import SpaceSpec, describe_space, spec_to_space
 
 StepResult = tuple[Any, float, bool, bool, dict[str, Any]]
@@ -44,6 +45,37 @@ class SymbolicState(BaseModel):
         return predicate in self.predicates
 
 
+class SuccessRule(BaseModel):
+    """How success is told on a harness that does not report `info["success"]`.
+
+    `survive`: the episode ran to the harness's own step limit without terminating (balance
+    tasks: CartPole's pole stayed up); `min_return`: the episode's return reached `threshold`.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: Literal["survive", "min_return"]
+    threshold: float | None = None
+
+    @model_validator(mode="after")
+    def _threshold(self) -> SuccessRule:
+        if (self.kind == "min_return") != (self.threshold is not None):
+            raise ValueError("threshold: give it for kind min_return, and only then")
+        return self
+
+    def judge(self, *, episode_return: float, terminated: bool, truncated: bool,
+              info: dict[str, Any]) -> bool:
+        if self.kind == "min_return":
+            return episode_return >= float(self.threshold)  # type: ignore[arg-type]
+        # truncated by the harness itself, not by a shorter cap Polar put on the episode
+        return truncated and not terminated and "polar_step_limit" not in info
+
+    def describe(self) -> str:
+        if self.kind == "survive":
+            return "the episode reaches the step limit without terminating"
+        return f"the episode's return reaches {self.threshold:g}"
+
+
 class HarnessSpec(BaseModel):
     """Static metadata: a planner must be able to read a harness from this alone."""
 
@@ -57,12 +89,9 @@ class HarnessSpec(BaseModel):
     reward_range: tuple[float, float] = (float("-inf"), float("inf"))
     max_steps: int | None = None
     reports_success: bool = False  # whether info["success"] is set at episode end
+    success: SuccessRule | None = None  # how to tell success when info["success"] is absent
     predicate_vocabulary: list[str] = Field(default_factory=list)  # e.g. "carrying(TYPE,COLOR)"
     extra: dict[str, Any] = Field(default_factory=dict)
-
-    @property
-    def has_symbolic_state(self) -> bool:
-        return bool(self.predicate_vocabulary)
 
     def describe(self) -> str:
         """The spec as text, exactly as planners receive it."""
@@ -75,6 +104,8 @@ class HarnessSpec(BaseModel):
         lines.append(f"Reward range: [{lo}, {hi}]")
         if self.max_steps:
             lines.append(f"Step limit: {self.max_steps}")
+        if self.success is not None and not self.reports_success:
+            lines.append(f"Success: {self.success.describe()}")
         if self.predicate_vocabulary:
             lines.append("Predicates: " + ", ".join(self.predicate_vocabulary))
         return "\n".join(lines)
@@ -103,6 +134,17 @@ class Harness(ABC):
     def render_text(self, obs: Any) -> str:
         """A text view of an observation for a planner; harnesses with richer views override."""
         return json.dumps(jsonable(obs, digits=4))
+
+    def capability(self, name: str) -> Any:
+        """Privileged simulator state a harness declares (e.g. MiniGrid's `"grid"`: the full
+        grid and agent pose), for skills that need more than the observation. Raises
+        HarnessError naming what this harness offers instead."""
+        offered = ", ".join(sorted(self.capabilities())) or "none"
+        raise HarnessError(f"harness {self.spec.id!r} has no capability {name!r} (it offers: {offered})")
+
+    def capabilities(self) -> set[str]:
+        """The names `capability()` answers."""
+        return set()
 
     @property
     def observation_space(self) -> gym.Space:

@@ -1,14 +1,17 @@
-"""`gym:<EnvId>`: any registered Gymnasium environment as a harness."""
+"""`gym:<EnvId>`: any registered Gymnasium environment as a harness; `gym:package.module:Callable`
+builds an env class or factory directly (no registration)."""
 
 from __future__ import annotations
 
+import importlib
 import inspect
 from typing import Any
 
 import gymnasium as gym
+from gymnasium.envs.registration import EnvSpec
 
 from polar.errors import HarnessError
-from polar.harnesses.base import Harness, HarnessSpec, StepResult
+from polar.harnesses.base import Harness, HarnessSpec, StepResult, SuccessRule
 from polar.harnesses.spaces import space_to_spec
 
 
@@ -23,9 +26,41 @@ def _first_paragraph(doc: str | None, limit: int = 600) -> str:
     return text[:limit]
 
 
+# Balance tasks: success is keeping the system up until the time limit.
+SURVIVAL_TASKS = frozenset({"CartPole", "InvertedPendulum", "InvertedDoublePendulum"})
+
+
+def default_success_rule(env: gym.Env) -> SuccessRule | None:
+    """Survival for balance tasks; else the registered `reward_threshold` as a per-episode
+    return to reach; else None (success unknown: reports show returns only)."""
+    spec = env.spec
+    if spec is None:
+        return None
+    if spec.name in SURVIVAL_TASKS and spec.max_episode_steps:
+        return SuccessRule(kind="survive")
+    if spec.reward_threshold is not None:
+        return SuccessRule(kind="min_return", threshold=float(spec.reward_threshold))
+    return None
+
+
+def entry_point_spec(env_id: str) -> EnvSpec | None:
+    """For `package.module:Callable` (an env class or factory rather than a registered id), a
+    spec that builds it directly, so no module needs to call `gym.register` when imported."""
+    module, sep, name = env_id.partition(":")
+    if not sep or not module or not name.isidentifier():
+        return None
+    try:
+        target = getattr(importlib.import_module(module), name, None)
+    except ImportError as err:
+        raise HarnessError(f"gym:{env_id}: cannot import {module!r}: {err}") from None
+    if not callable(target):
+        return None  # `module:EnvId`: a module that registers EnvId when imported
+    return EnvSpec(id=name, entry_point=env_id, disable_env_checker=True)
+
+
 def make_gym_env(env_id: str, **kwargs: Any) -> gym.Env:
     try:
-        return gym.make(env_id, **kwargs)
+        return gym.make(entry_point_spec(env_id) or env_id, **kwargs)
     except gym.error.Error as err:
         raise HarnessError(f"gym:{env_id}: {err}") from None
     except TypeError as err:
@@ -51,6 +86,7 @@ class GymHarness(Harness):
             action_space=space_to_spec(self.env.action_space),
             action_meanings=meanings,
             max_steps=max_steps,
+            success=default_success_rule(self.env),
             extra={"kwargs": kwargs} if kwargs else {},
         )
 

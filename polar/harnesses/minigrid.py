@@ -9,12 +9,12 @@ from typing import Any
 import gymnasium as gym
 import minigrid  # noqa: F401 - registers the MiniGrid and BabyAI env ids
 import numpy as np
-from minigrid.core.constants import COLOR_NAMES, IDX_TO_COLOR, IDX_TO_OBJECT
+from minigrid.core.constants import IDX_TO_COLOR, IDX_TO_OBJECT
 from minigrid.minigrid_env import MiniGridEnv
 
 from polar.harnesses.base import Harness, HarnessSpec, StepResult, SymbolicObject, SymbolicState
 from polar.harnesses.gym import _first_paragraph, make_gym_env
-from polar.harnesses.missions import parse_mission
+from polar.harnesses.missions import PORTABLE, parse_mission
 from polar.harnesses.spaces import space_to_spec
 
 MISSION_CHARSET = string.ascii_letters + string.digits + " ,.'-_"
@@ -28,7 +28,6 @@ PREDICATE_VOCABULARY = [
     "adjacent(TYPE,COLOR,TYPE,COLOR)", "reachable(TYPE,COLOR)", "reachable(goal)",
     "behind(TYPE,COLOR,OBSTACLE_TYPE,OBSTACLE_COLOR)", "front_clear",
 ]
-_PORTABLE = ("key", "ball", "box")
 _OBSTACLE_COST = 100
 
 
@@ -81,9 +80,16 @@ class MiniGridHarness(Harness):
         )
 
     @property
-    def grid_env(self) -> MiniGridEnv:
-        """The underlying MiniGrid env (full grid, agent pose), for skills that need it."""
+    def _grid(self) -> MiniGridEnv:
         return self.env.unwrapped
+
+    def capabilities(self) -> set[str]:
+        return {"grid"}
+
+    def capability(self, name: str) -> Any:
+        """`"grid"`: the underlying MiniGridEnv (full grid, agent pose, carried object), for
+        skills that read more than the agent's partial view."""
+        return self._grid if name == "grid" else super().capability(name)
 
     @property
     def observation_space(self) -> gym.Space:
@@ -115,7 +121,7 @@ class MiniGridHarness(Harness):
     # --- planner views -------------------------------------------------------------------
 
     def symbolic_state(self) -> SymbolicState:
-        u = self.grid_env
+        u = self._grid
         objects: list[SymbolicObject] = []
         by_pos: dict[tuple[int, int], SymbolicObject] = {}
         for j in range(u.height):
@@ -149,11 +155,11 @@ class MiniGridHarness(Harness):
         for o in objects:
             if o.type == "door":
                 preds.add(f"{o.state}(door,{o.color})")
-            if o.type in _PORTABLE:
+            if o.type in PORTABLE:
                 x, y = o.pos  # type: ignore[misc]
                 for vx, vy in DIR_VECTORS:
                     nb = by_pos.get((x + vx, y + vy))
-                    if nb is not None and nb.type in _PORTABLE:
+                    if nb is not None and nb.type in PORTABLE:
                         preds.add(f"adjacent({o.type},{o.color},{nb.type},{nb.color})")
         preds |= self._reachable(by_pos, (ax, ay))
         mission = str(u.mission)
@@ -169,7 +175,7 @@ class MiniGridHarness(Harness):
         """`reachable(T,C)` for objects the agent can walk next to (onto, for the goal) now;
         otherwise `behind(T,C,OT,OC)`: OT,OC is the first obstacle (a closed or locked door,
         or an object in the way) on a shortest path to it. Lava is never entered."""
-        u = self.grid_env
+        u = self._grid
         # Dijkstra where entering an obstacle costs extra, so a path around objects is
         # preferred to one through them.
         first: dict[tuple[int, int], SymbolicObject | None] = {start: None}
@@ -188,7 +194,7 @@ class MiniGridHarness(Harness):
                     continue
                 obj = by_pos.get(n)
                 blocks = obj is not None and (
-                    (obj.type == "door" and obj.state != "open") or obj.type in _PORTABLE
+                    (obj.type == "door" and obj.state != "open") or obj.type in PORTABLE
                 )
                 nd = d + 1 + (_OBSTACLE_COST if blocks else 0)
                 if nd < dist.get(n, 1 << 30):
@@ -237,7 +243,7 @@ class MiniGridHarness(Harness):
                         label += f" ({_STATE_NAMES[s]})"
                     seen.append(f"{label}: {', '.join(where) or 'here'}")
             rows.append(" ".join(cells))
-        u = self.grid_env
+        u = self._grid
         carrying = f"{u.carrying.color} {u.carrying.type}" if u.carrying else "nothing"
         lines = [
             "View (you are ^^ facing up; ## wall, . empty, K key, A ball, B box, D door, "
@@ -249,5 +255,3 @@ class MiniGridHarness(Harness):
         ]
         return "\n".join(lines)
 
-
-COLORS = tuple(COLOR_NAMES)

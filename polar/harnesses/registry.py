@@ -12,7 +12,7 @@ from pydantic import model_validator
 
 from polar.config import StrictModel, load_yaml
 from polar.errors import ConfigError, HarnessError
-from polar.harnesses.base import Harness, HarnessEnv
+from polar.harnesses.base import Harness, HarnessEnv, SuccessRule
 from polar.workspace import asset_dirs
 
 
@@ -25,6 +25,7 @@ class HarnessFile(StrictModel):
     base: str | None = None
     kwargs: dict[str, Any] = {}
     connector: dict[str, Any] | None = None
+    success: SuccessRule | None = None  # how to tell success when the game does not report it
 
     @model_validator(mode="after")
     def _one_source(self) -> HarnessFile:
@@ -75,12 +76,15 @@ def _from_file(path: Path, kwargs: dict[str, Any]) -> Harness:
     if spec.base is not None:
         h = make_harness(spec.base, **merged)
         h.spec = h.spec.model_copy(update={"id": spec.id, "description": spec.description or h.spec.description})
-        return h
-    from polar.config import validate
-    from polar.harnesses.connector import ConnectorConfig, ConnectorHarness
+    else:
+        from polar.config import validate
+        from polar.harnesses.connector import ConnectorConfig, ConnectorHarness
 
-    cfg = validate(ConnectorConfig, spec.connector, f"{path}: connector")
-    return ConnectorHarness(cfg, spec.id, path.parent, merged, spec.description)
+        cfg = validate(ConnectorConfig, spec.connector, f"{path}: connector")
+        h = ConnectorHarness(cfg, spec.id, path.parent, merged, spec.description)
+    if spec.success is not None:
+        h.spec = h.spec.model_copy(update={"success": spec.success})
+    return h
 
 
 def make_harness(harness_id: str, **kwargs: Any) -> Harness:

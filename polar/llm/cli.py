@@ -1,4 +1,4 @@
-"""`polar llm export`, `polar serve-llm` and (registered from here) `polar prompts ...`."""
+"""`polar llm export` and `polar serve-llm`."""
 
 from __future__ import annotations
 
@@ -42,7 +42,3 @@ def serve_llm_cmd(
 def register(app: typer.Typer) -> None:
     app.add_typer(llm_app, name="llm")
     app.command("serve-llm")(serve_llm_cmd)
-    # The prompts commands ride along so that CLI_MODULES needs one line for this area.
-    from polar.prompts.cli import register as register_prompts
-
-    register_prompts(app)

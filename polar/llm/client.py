@@ -20,7 +20,7 @@ from typing import Any
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
 
 from polar.episode import LLMCallRecord
-from polar.errors import ConfigError, PlannerError
+from polar.errors import ConfigError, LLMError
 from polar.llm.budget import Budget
 from polar.llm.cache import ReplayCache, cache_key
 from polar.llm.record import CallRecord, CallRecorder
@@ -43,7 +43,7 @@ def litellm_module() -> Any:
     return _litellm
 
 
-class LLMCallError(PlannerError):
+class LLMCallError(LLMError):
     """A model call failed for good (after retries, or on a non-retriable error)."""
 
 

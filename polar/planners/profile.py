@@ -64,7 +64,7 @@ def resolve_profile_path(path_or_name: str | Path) -> Path:
     return resolve_asset("planners", path_or_name, what="planner profile")
 
 
-def load_profile(path_or_name: str | Path, overrides: dict[str, Any] | None = None) -> PlannerProfile:
+def load_planner_profile(path_or_name: str | Path, overrides: dict[str, Any] | None = None) -> PlannerProfile:
     """Read and validate a profile; `overrides` replace top-level keys before validation."""
     path = resolve_profile_path(path_or_name)
     data = read_yaml(path)
@@ -79,7 +79,7 @@ def load_profile(path_or_name: str | Path, overrides: dict[str, Any] | None = No
 
 
 def load_planner(path_or_name: str | Path, overrides: dict[str, Any] | None = None) -> Planner:
-    profile = load_profile(path_or_name, overrides)
+    profile = load_planner_profile(path_or_name, overrides)
     if isinstance(profile, SymbolicProfile):
         from polar.planners.symbolic import SymbolicPlanner  # the lead's module; imported lazily
 

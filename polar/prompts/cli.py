@@ -1,4 +1,4 @@
-"""`polar prompts list | show NAME | render NAME --context FILE.json`."""
+"""`polar prompts list | show NAME | render NAME --context FILE.json | compare --suite S --variant N=T`."""
 
 from __future__ import annotations
 
@@ -70,8 +70,18 @@ def render_cmd(
     typer.echo(t.render(data), nl=False)
 
 
-def register(app: typer.Typer) -> None:
-    from polar.evals.cli import register_prompts_compare
+@prompts_app.command("compare")
+def compare_cmd(
+    suite: Annotated[str, typer.Option("--suite", help="Suite YAML path or name.")],
+    variant: Annotated[list[str], typer.Option("--variant", help="NAME=TEMPLATE; repeat for each variant.")],
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Output dir (default: runs/evals/<suite>-prompts).")] = None,
+    workers: Annotated[int | None, typer.Option(help="Ray workers (0: in-process) (default: the suite's).")] = None,
+) -> None:
+    """Run a suite once per prompt template variant; report success, tokens, cost and latency side by side."""
+    from polar.evals.prompts import compare_prompts, parse_variants
 
-    register_prompts_compare(prompts_app)  # `polar prompts compare`: a suite run per template
+    compare_prompts(suite, parse_variants(variant), out, workers=workers)
+
+
+def register(app: typer.Typer) -> None:
     app.add_typer(prompts_app, name="prompts")

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import gymnasium as gym
 import numpy as np
 
+from polar.episode import FailureCause, Outcome
 from polar.harnesses.base import Harness
+from polar.harnesses.rollout import UNKNOWN, Rollout, judge, rollout
 from polar.harnesses.spaces import describe_space, space_to_spec
 from polar.sandboxes.base import (
     Sandbox,
@@ -26,30 +27,6 @@ from polar.sandboxes.base import (
     make_sandbox,
     to_plain,
 )
-
-
-@dataclass
-class PolicyOutcome:
-    steps: int
-    total_return: float
-    success: bool | None  # info["success"] at the end when the harness reports it
-    terminated: bool
-    truncated: bool
-    stopped_by: str  # "terminated", "truncated", "step_limit" or "error"
-    error_type: str | None = None
-    error: str | None = None
-    wall_s: float = 0.0
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    def feedback(self) -> str:
-        """One line a planner reads to decide what to do next."""
-        head = f"policy code ran {self.steps} steps, return {self.total_return:g}"
-        if self.error_type:
-            return f"{head}; stopped by {self.error_type}: {self.error}"
-        success = "" if self.success is None else f", success={self.success}"
-        return f"{head}; ended by {self.stopped_by}{success}"
 
 
 def _short(value: Any, limit: int = 200) -> str:
@@ -96,6 +73,11 @@ def _coerce(value: Any, space: gym.Space) -> Any:
     raise TypeError(f"unsupported action space {type(space).__name__}")
 
 
+class PolicyResult(NamedTuple):
+    outcome: Outcome
+    obs: Any  # the last observation (the start one when no step was taken)
+
+
 def run_policy(
     source: str,
     harness: Harness,
@@ -107,44 +89,60 @@ def run_policy(
     seed: int | None = None,
     sandbox: Sandbox | None = None,
     obs: Any = None,
-) -> PolicyOutcome:
+) -> PolicyResult:
     """`entrypoint(obs)` driving `harness` until the episode ends or the step cap; never
     raises for the code's faults. With `obs` (the current observation) it continues the
     running episode, as the agent loop does; without, it resets the harness with `seed`.
 
     The step cap is the smaller of `max_steps` and `limits.max_env_steps`. Pass `sandbox` to
-    reuse a started one (e.g. from a pool); it is then left open for the caller."""
+    reuse a started one (e.g. from a pool); it is then left open for the caller. The outcome
+    succeeds when the code ran without error and the episode did not end in a failure (see
+    `polar.harnesses.rollout.judge`; success is judged on the steps this code ran)."""
     limits = sandbox.limits if sandbox is not None else (limits or SandboxLimits())
     cap = min(max_steps or limits.max_env_steps, limits.max_env_steps)
     space = harness.action_space
     own = sandbox is None
     box = sandbox or make_sandbox(backend, limits)
     t0 = time.perf_counter()
-    steps, total, success = 0, 0.0, None
-    terminated = truncated = False
     try:
-        names = box.load(source)
-        if entrypoint not in names:
-            raise SandboxOutputError(f"the code defines no function named {entrypoint!r} "
-                                     f"(it defines: {', '.join(names) or 'nothing'})")
-        info: dict[str, Any] = {}
+        try:
+            names = box.load(source)
+            if entrypoint not in names:
+                raise SandboxOutputError(f"the code defines no function named {entrypoint!r} "
+                                         f"(it defines: {', '.join(names) or 'nothing'})")
+        except SandboxError as err:
+            return PolicyResult(_error_outcome(err, Rollout(obs=obs), t0), obs)
         if obs is None:
-            obs, info = harness.reset(seed=seed)
-        while steps < cap:
-            action = coerce_action(box.call(entrypoint, to_plain(obs)), space)
-            obs, reward, terminated, truncated, info = harness.step(action)
-            steps += 1
-            total += float(reward)
-            if terminated or truncated:
-                break
-        if "success" in info:
-            success = bool(info["success"])
-        stopped = "terminated" if terminated else "truncated" if truncated else "step_limit"
-        return PolicyOutcome(steps, total, success, terminated, truncated, stopped,
-                             wall_s=time.perf_counter() - t0)
-    except SandboxError as err:
-        return PolicyOutcome(steps, total, success, terminated, truncated, "error",
-                             type(err).__name__, str(err), time.perf_counter() - t0)
+            obs, _ = harness.reset(seed=seed)
+        r = rollout(harness, lambda o: coerce_action(box.call(entrypoint, to_plain(o)), space), obs,
+                    max_steps=cap)
     finally:
         if own:
             box.close()
+    if r.act_error is not None:
+        if not isinstance(r.act_error, SandboxError):
+            raise r.act_error
+        return PolicyResult(_error_outcome(r.act_error, r, t0), r.obs)
+    head = f"policy code ran {r.steps} steps, return {r.reward:g}"
+    fields = dict(kind="code", steps=r.steps, reward=r.reward, terminated=r.terminated,
+                  truncated=r.truncated, wall_s=time.perf_counter() - t0)
+    if r.harness_error is not None:
+        return PolicyResult(Outcome(**fields, success=False, cause=FailureCause.HARNESS_ERROR,
+                                    harness_error=r.harness_error, stopped_by="error",
+                                    reason=f"{head}; stopped by a harness error: {r.harness_error}"), r.obs)
+    stopped = "terminated" if r.terminated else "truncated" if r.truncated else "step_limit"
+    verdict = (judge(harness.spec, info=r.info, terminated=r.terminated, truncated=r.truncated,
+                     episode_return=r.reward, state=harness.symbolic_state)
+               if r.ended else UNKNOWN)
+    said = "" if verdict.success is None else f", success={verdict.success}"
+    ok = verdict.success is not False
+    return PolicyResult(Outcome(**fields, success=ok, cause=None if ok else FailureCause.SKILL_FAILURE,
+                                stopped_by=stopped, reason=f"{head}; ended by {stopped}{said}"), r.obs)
+
+
+def _error_outcome(err: SandboxError, r: Rollout, t0: float) -> Outcome:
+    return Outcome(kind="code", success=False, cause=FailureCause.SANDBOX_ERROR, steps=r.steps, reward=r.reward,
+                   terminated=r.terminated, truncated=r.truncated, stopped_by="error",
+                   error_type=type(err).__name__, wall_s=time.perf_counter() - t0,
+                   reason=f"policy code ran {r.steps} steps, return {r.reward:g}; "
+                          f"stopped by {type(err).__name__}: {err}")

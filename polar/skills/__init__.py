@@ -1,9 +1,9 @@
-"""The skill library: trained policies, code and primitives that planners find and call.
+"""The skill library: trained policies and primitives that planners find and call.
 
     from polar.skills import SkillLibrary, run_skill
     lib = SkillLibrary()                      # $POLAR_SKILLS or ./skills (workspace order)
     skill = lib.get("goto")                   # or "goto@2"
-    outcome, obs, info = run_skill(skill, harness, {"object": "key"}, obs=obs)
+    outcome, obs = run_skill(skill, harness, {"object": "key"}, obs=obs)
 """
 
 from polar.skills.model import (
@@ -13,12 +13,11 @@ from polar.skills.model import (
     SkillError,
     SkillLoadError,
     SkillNotFound,
-    SkillOutcome,
 )
 from polar.skills.runner import SkillResult, run_skill
 from polar.skills.store import SkillLibrary, load_skill_policy
 
 __all__ = [
     "Measurement", "Skill", "SkillArgumentError", "SkillError", "SkillLibrary", "SkillLoadError",
-    "SkillNotFound", "SkillOutcome", "SkillResult", "load_skill_policy", "run_skill",
+    "SkillNotFound", "SkillResult", "load_skill_policy", "run_skill",
 ]

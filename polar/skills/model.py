@@ -1,4 +1,4 @@
-"""What a skill is (its manifest) and what running it returns (`SkillOutcome`).
+"""What a skill is: its manifest, its arguments, its measured success, and its hooks.
 
 A manifest is plain data (`manifest.json` in the skill's version folder): a planner reads the
 description, parameters, preconditions and effects; the runner reads the termination, the
@@ -15,10 +15,14 @@ from __future__ import annotations
 
 import fnmatch
 import hashlib
+import importlib
+import importlib.util
 import json
 import re
+import sys
 from datetime import UTC, datetime
 from pathlib import Path
+from types import ModuleType
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
@@ -64,8 +68,8 @@ class ParamSpec(_Model):
 
 class Termination(_Model):
     """When a skill is done: all (or any) of the predicate templates hold, and/or a
-    code-defined check `polar.<module>:<function>(state, args, obs, info) -> bool`
-    is true (see polar.skills.runner)."""
+    code-defined check `module:function(state, args, obs, info) -> bool` is true (see
+    `resolve_hook` for where the module may live, and polar.skills.runner)."""
 
     predicates: list[str] = Field(default_factory=list)
     mode: Literal["all", "any"] = "all"
@@ -79,7 +83,7 @@ class Termination(_Model):
 
 
 class Hook(_Model):
-    """An import path `polar.<module>:<attr>` plus keyword arguments for it."""
+    """An import path `module:attr` (see `resolve_hook`) plus keyword arguments for it."""
 
     fn: str
     kwargs: dict[str, Any] = Field(default_factory=dict)
@@ -132,7 +136,7 @@ class Skill(_Model):
     name: str
     version: int = Field(0, ge=0)
     description: str = Field(min_length=1)
-    kind: Literal["policy", "code", "primitive"]
+    kind: Literal["policy", "primitive"]
     harnesses: list[str] = Field(default_factory=lambda: ["*"])  # fnmatch patterns of ids
     observation_space: SpaceSpec | None = None
     action_space: SpaceSpec | None = None
@@ -145,7 +149,6 @@ class Skill(_Model):
     features: Hook | None = None  # policy skills: obs -> the policy's observation
     policy: PolicySpec | None = None  # policy skills
     action: str | None = None  # primitive skills: an entry of the harness's action_meanings
-    code_file: str | None = None  # code skills: source file in the version folder
     weights_sha256: str | None = None
     provenance: Provenance = Field(default_factory=Provenance)
 
@@ -158,6 +161,17 @@ class Skill(_Model):
         if not NAME_RE.match(v):
             raise ValueError(f"{v!r}: use lowercase letters, digits, '_' or '-', starting with a letter")
         return v
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_code_skills(cls, data: Any) -> Any:
+        # Manifests written before code skills were dropped carry `code_file: null`.
+        if isinstance(data, dict) and "code_file" in data:
+            if data["code_file"] is not None or data.get("kind") == "code":
+                raise ValueError("code skills are not supported: submit policy code through a planner "
+                                 "(it runs in a sandbox) or register a policy or primitive skill")
+            data = {k: v for k, v in data.items() if k != "code_file"}
+        return data
 
     @field_validator("parameters", mode="before")
     @classmethod
@@ -173,10 +187,8 @@ class Skill(_Model):
             raise ValueError("policy: a policy skill needs its policy config")
         if self.kind == "primitive" and not self.action:
             raise ValueError("action: a primitive skill names one harness action")
-        if self.kind == "code" and not self.code_file:
-            raise ValueError("code_file: a code skill needs its source file")
-        if self.kind != "primitive" and self.termination is None:
-            raise ValueError("termination: policy and code skills need a termination condition")
+        if self.kind == "policy" and self.termination is None:
+            raise ValueError("termination: a policy skill needs a termination condition")
         for t in [*self.preconditions, *self.effects, *(self.termination.predicates if self.termination else [])]:
             parse(t)  # raises on malformed templates
             for ph in placeholders(t):
@@ -194,6 +206,11 @@ class Skill(_Model):
     def path(self) -> Path | None:
         """The version folder this manifest was loaded from (None before registration)."""
         return self._dir
+
+    @property
+    def library_root(self) -> Path | None:
+        """The library this version was loaded from (where its `hooks.` modules live)."""
+        return self._dir.parent.parent if self._dir is not None else None
 
     @property
     def evaluations(self) -> list[Measurement]:
@@ -246,41 +263,6 @@ class Skill(_Model):
             return evals[-1]
         return self.provenance.success
 
-    def to_info(self, harness: str | None = None, affordance: float | None = None):
-        """The planner's view (`polar.planners.base.SkillInfo`)."""
-        from polar.planners.base import SkillInfo
-
-        m = self.success_for(harness)
-        return SkillInfo(
-            name=self.name,
-            version=self.version,
-            kind=self.kind,
-            description=self.description,
-            parameters={k: (p.choices if p.choices is not None else p.type) for k, p in self.parameters.items()},
-            preconditions=self.preconditions,
-            effects=self.effects,
-            success_rate=m.rate if m and m.episodes else None,
-            success_ci=(m.ci_low, m.ci_high) if m and m.episodes else None,
-            affordance=affordance,
-        )
-
-
-class SkillOutcome(_Model):
-    """What running a skill did. The final observation is returned next to it, not inside."""
-
-    skill: str  # name@version
-    args: dict[str, Any] = Field(default_factory=dict)
-    success: bool
-    steps: int
-    episode_return: float
-    reason: str
-    predicates_before: list[str] = Field(default_factory=list)
-    predicates_after: list[str] = Field(default_factory=list)
-    affordance: float | None = None  # policy skills: V(start state)
-    terminated: bool = False
-    truncated: bool = False
-    wall_s: float = 0.0
-
 
 def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
@@ -295,22 +277,60 @@ def sha256_file(path: Path) -> str:
 
 
 ALLOWED_MODULE_PREFIXES = ("polar.",)
+HOOKS_PACKAGE = "hooks"  # `hooks.<name>:<attr>` -> `<library root>/hooks/<name>.py`
 
 
-def resolve_import(path: str, what: str) -> Any:
-    """`polar.<module>:<attr>` -> the object. Only `polar.` modules: a manifest is data, and
-    data from a shared library must not make the runner import arbitrary code."""
-    import importlib
-
+def resolve_hook(path: str, what: str, library_root: Path | None = None) -> Any:
+    """`module:attr` -> the object. A manifest is data, and data from a shared library must
+    not make the runner import arbitrary code, so the module is either a `polar.` module or
+    one of the skill library's own hook files: `hooks.<name>` is `<library root>/hooks/<name>.py`
+    (e.g. your workspace's `skills/hooks/my_game.py`), nothing else."""
     module, sep, attr = path.partition(":")
     if not sep or not module or not attr:
-        raise SkillLoadError(f"{what}: {path!r} is not of the form 'polar.module:attribute'")
-    if not module.startswith(ALLOWED_MODULE_PREFIXES):
-        raise SkillLoadError(f"{what}: {path!r} is outside the allowed modules {ALLOWED_MODULE_PREFIXES}")
+        raise SkillLoadError(f"{what}: {path!r} is not of the form 'module:attribute'")
     try:
-        obj: Any = importlib.import_module(module)
+        if module.startswith(ALLOWED_MODULE_PREFIXES):
+            obj: Any = importlib.import_module(module)
+        elif module.startswith(HOOKS_PACKAGE + ".") and library_root is not None:
+            obj = _load_hook_file(library_root, module.removeprefix(HOOKS_PACKAGE + "."), what)
+        else:
+            where = "the library's hooks/ folder (hooks.<name>)" if library_root is not None else "no library"
+            raise SkillLoadError(f"{what}: {path!r} is outside the allowed modules "
+                                 f"{ALLOWED_MODULE_PREFIXES} and {where}")
         for part in attr.split("."):
             obj = getattr(obj, part)
-    except (ImportError, AttributeError) as err:
-        raise SkillLoadError(f"{what}: cannot import {path!r}: {err}") from None
+    except (ImportError, AttributeError, SyntaxError) as err:
+        raise SkillLoadError(f"{what}: cannot import {path!r}: {type(err).__name__}: {err}") from None
     return obj
+
+
+def _load_hook_file(root: Path, name: str, what: str) -> ModuleType:
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+        raise SkillLoadError(f"{what}: hook module {name!r} must be a plain module name (hooks.<name>)")
+    path = (root / HOOKS_PACKAGE / f"{name}.py").resolve()
+    if not path.is_file():
+        raise SkillLoadError(f"{what}: no hook file {path}")
+    key = f"polar_skill_hooks.{hashlib.sha256(str(path).encode()).hexdigest()[:12]}.{name}"
+    if key in sys.modules:
+        return sys.modules[key]
+    spec = importlib.util.spec_from_file_location(key, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[key] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[key]
+        raise
+    return module
+
+
+def check_hooks(skill: Skill, library_root: Path | None) -> None:
+    """Resolve every hook a manifest names, so a skill with a bad hook is refused when it is
+    registered, not when a planner first calls it."""
+    hooks = [(skill.features.fn if skill.features else None, "features.fn"),
+             (skill.termination.check if skill.termination else None, "termination.check"),
+             (skill.policy.loader if skill.policy else None, "policy.loader")]
+    for path, field in hooks:
+        if path is not None and not callable(resolve_hook(path, f"skill {skill.name} {field}", library_root)):
+            raise SkillLoadError(f"skill {skill.name} {field}: {path!r} is not callable")

@@ -1,18 +1,18 @@
 """Run one skill in a harness until its termination holds, its step budget ends or the
 episode ends. Never hangs: the loop is bounded by the step budget whatever the policy does.
 
-Hooks (manifest fields holding a `polar.` import path):
+Hooks (manifest fields holding an import path, see `polar.skills.model.resolve_hook`):
 
 - features (policy skills): `fn(obs, args, harness=harness, **features.kwargs) -> policy
-  observation` (the harness lets a skill read more than the observation, e.g. MiniGrid's
-  full grid via `harness.grid_env`); without a hook the policy sees the raw observation.
-  The affordance is `policy.value(features(start state))`.
+  observation`; a hook that needs privileged state asks the harness for a declared
+  capability (`harness.capability("grid")` on MiniGrid). Without a hook the policy sees the
+  raw observation. The affordance is `policy.value(features(start state))`.
 - termination check (optional, ANDed with the termination predicates):
   `check(state, args, obs, info) -> bool`, `state` = `harness.symbolic_state()`.
 
 Hooks receive `args` with unset optional parameters left out (so `args.get("color")` is
-None), while predicate templates see them as `any`. On a harness failure the outcome's
-reason is `harness error: ...` and the returned info holds `harness_error` (the same text).
+None), while predicate templates see them as `any`. Every run returns an `Outcome`: a failing
+harness sets its `harness_error`; a policy or hook that raises is the skill's failure.
 """
 
 from __future__ import annotations
@@ -20,17 +20,16 @@ from __future__ import annotations
 import time
 from typing import Any, NamedTuple
 
-import numpy as np
-
+from polar.episode import FailureCause, Outcome
 from polar.harnesses.base import Harness
+from polar.harnesses.rollout import harness_action, rollout
 from polar.predicates import ANY, achieved, fill, holds
-from polar.skills.model import Measurement, Skill, SkillError, SkillOutcome, resolve_import
+from polar.skills.model import Measurement, Skill, SkillError, resolve_hook
 
 
 class SkillResult(NamedTuple):
-    outcome: SkillOutcome
+    outcome: Outcome
     obs: Any  # the last observation (the start one when no step was taken)
-    info: dict[str, Any]
 
 
 def run_skill(
@@ -51,8 +50,6 @@ def run_skill(
         raise SkillError(f"{skill.ref} does not accept harness {harness.spec.id!r} (accepts {skill.harnesses})")
     if skill.kind == "primitive":
         return _run_primitive(skill, harness, bound, obs)
-    if skill.kind == "code":
-        raise SkillError(f"{skill.ref}: code skills are not runnable yet (they need polar.sandboxes)")
     return _run_policy(skill, harness, bound, cap, obs, skill.deterministic if deterministic is None else deterministic)
 
 
@@ -71,52 +68,41 @@ def _run_policy(skill: Skill, harness: Harness, args: dict[str, Any], cap: int, 
     features = _features(skill)
     term = skill.termination
     assert term is not None
-    check = resolve_import(term.check, f"{skill.ref} termination.check") if term.check else None
+    check = resolve_hook(term.check, f"{skill.ref} termination.check", skill.library_root) if term.check else None
     templates = [fill(t, args) for t in term.predicates]
     hook_args = {k: v for k, v in args.items() if v != ANY}
+    t0 = time.perf_counter()
+    start = _predicates(harness)
+    before = preds = start[1]
+    unread = [start]  # the first test reads the start state instead of computing it again
 
-    def done(state: Any, preds: list[str], o: Any, info: dict[str, Any]) -> bool:
+    def done(o: Any, info: dict[str, Any]) -> bool:
+        nonlocal preds
+        state, preds = unread.pop() if unread else _predicates(harness)
         results = [holds(t, preds) for t in templates]
         ok = (all(results) if term.mode == "all" else any(results)) if results else True
-        if check is not None:
-            ok = ok and bool(check(state, hook_args, o, info))
-        return ok
+        return ok and (check is None or bool(check(state, hook_args, o, info)))
 
-    t0 = time.perf_counter()
-    state, before = _predicates(harness)
-    x = features(harness, obs, hook_args)
-    affordance = float(policy.value(x))
-    info: dict[str, Any] = {}
-    steps, ret, terminated, truncated = 0, 0.0, False, False
-    preds = before
-    if done(state, before, obs, info):
-        reason, success = "termination already holds", True
+    def act(o: Any) -> Any:
+        return harness_action(policy.act(features(harness, o, hook_args), deterministic=deterministic))
+
+    affordance = float(policy.value(features(harness, obs, hook_args)))
+    r = rollout(harness, act, obs, max_steps=cap, stop=done)
+    if r.stopped:
+        reason = "termination already holds" if r.steps == 0 else "termination holds"
+    elif r.act_error is not None:  # the policy or its feature hook raised: the skill's failure
+        reason = f"policy error: {type(r.act_error).__name__}: {r.act_error}"[:500]
+    elif r.harness_error is not None:
+        reason = f"harness error: {r.harness_error}"
+    elif r.ended:
+        reason = "episode terminated" if r.terminated else "episode truncated"
     else:
-        reason, success = f"step budget ({cap}) exhausted", False
-        while steps < cap:
-            try:
-                action = _plain_action(policy.act(x, deterministic=deterministic))
-                obs, r, terminated, truncated, info = harness.step(action)
-            except Exception as err:  # a harness failure ends the skill with its cause
-                reason = f"harness error: {type(err).__name__}: {err}"
-                info = {"harness_error": reason[len("harness error: "):]}
-                break
-            steps += 1
-            ret += float(r)
-            state, preds = _predicates(harness)
-            if done(state, preds, obs, info):
-                reason, success = "termination holds", True
-                break
-            if terminated or truncated:
-                reason = "episode terminated" if terminated else "episode truncated"
-                break
-            x = features(harness, obs, hook_args)
-    outcome = SkillOutcome(
-        skill=skill.ref, args=args, success=success, steps=steps, episode_return=ret, reason=reason,
-        predicates_before=before, predicates_after=preds, affordance=affordance,
-        terminated=bool(terminated), truncated=bool(truncated), wall_s=time.perf_counter() - t0,
-    )
-    return SkillResult(outcome, obs, info)
+        reason = f"step budget ({cap}) exhausted"
+    outcome = _outcome(kind="skill", skill=skill.ref, args=args, predicates_before=before,
+                       success=r.stopped, reason=reason, steps=r.steps, reward=r.reward,
+                       harness_error=r.harness_error, terminated=r.terminated, truncated=r.truncated,
+                       predicates_after=preds, affordance=affordance, t0=t0)
+    return SkillResult(outcome, r.obs)
 
 
 def _run_primitive(skill: Skill, harness: Harness, args: dict[str, Any], obs: Any) -> SkillResult:
@@ -128,19 +114,11 @@ def _run_primitive(skill: Skill, harness: Harness, args: dict[str, Any], obs: An
                          f"(actions: {meanings})")
     t0 = time.perf_counter()
     _, before = _predicates(harness)
-    info: dict[str, Any] = {}
-    terminated = truncated = False
-    ret = 0.0
-    try:
-        obs, r, terminated, truncated, info = harness.step(meanings.index(skill.action))
-        ret = float(r)
-    except Exception as err:
-        info = {"harness_error": f"{type(err).__name__}: {err}"}
-        outcome = SkillOutcome(
-            skill=skill.ref, args=args, success=False, steps=0, episode_return=0.0,
-            reason=f"harness error: {type(err).__name__}: {err}", predicates_before=before,
-            predicates_after=before, wall_s=time.perf_counter() - t0)
-        return SkillResult(outcome, obs, info)
+    base = {"kind": "primitive", "skill": skill.ref, "args": args, "predicates_before": before}
+    r = rollout(harness, lambda _o: meanings.index(skill.action), obs, max_steps=1)
+    if r.harness_error is not None and r.steps == 0:
+        return SkillResult(_outcome(**base, success=False, reason=f"harness error: {r.harness_error}",
+                                    harness_error=r.harness_error, predicates_after=before, t0=t0), r.obs)
     _, after = _predicates(harness)
     missed = [e for e in (fill(t, args) for t in skill.effects) if not achieved(e, before, after)]
     if missed:
@@ -149,38 +127,34 @@ def _run_primitive(skill: Skill, harness: Harness, args: dict[str, Any], obs: An
         reason = "effects achieved"
     else:
         reason = "action taken"
-    if terminated or truncated:
-        reason += "; episode " + ("terminated" if terminated else "truncated")
-    outcome = SkillOutcome(
-        skill=skill.ref, args=args, success=not missed, steps=1, episode_return=ret, reason=reason,
-        predicates_before=before, predicates_after=after, terminated=bool(terminated),
-        truncated=bool(truncated), wall_s=time.perf_counter() - t0,
-    )
-    return SkillResult(outcome, obs, info)
+    if r.ended:
+        reason += "; episode " + ("terminated" if r.terminated else "truncated")
+    outcome = _outcome(**base, success=not missed and r.harness_error is None, reason=reason, steps=r.steps,
+                       reward=r.reward, harness_error=r.harness_error, terminated=r.terminated,
+                       truncated=r.truncated, predicates_after=after, t0=t0)
+    return SkillResult(outcome, r.obs)
+
+
+def _outcome(*, success: bool, t0: float, harness_error: str | None = None, **fields: Any) -> Outcome:
+    if success:
+        cause = None
+    else:
+        cause = FailureCause.HARNESS_ERROR if harness_error is not None else FailureCause.SKILL_FAILURE
+    return Outcome(success=success, cause=cause,
+                   harness_error=harness_error, wall_s=time.perf_counter() - t0, **fields)
 
 
 def _features(skill: Skill) -> Any:
     if skill.features is None:
         return lambda harness, obs, args: obs
-    fn = resolve_import(skill.features.fn, f"{skill.ref} features.fn")
+    fn = resolve_hook(skill.features.fn, f"{skill.ref} features.fn", skill.library_root)
     kwargs = skill.features.kwargs
     return lambda harness, obs, args: fn(obs, args, harness=harness, **kwargs)
 
 
-def _plain_action(a: Any) -> Any:
-    """Numpy scalars / 0-d arrays / tensors -> Python numbers, so any harness accepts them."""
-    if hasattr(a, "detach"):
-        a = a.detach().cpu().numpy()
-    if isinstance(a, np.ndarray) and a.ndim == 0:
-        return a.item()
-    if isinstance(a, np.generic):
-        return a.item()
-    return a
-
-
 class EvalReport(NamedTuple):
     measurement: Measurement | None  # None when no episode could run the skill
-    outcomes: list[SkillOutcome]
+    outcomes: list[Outcome]
     skipped: dict[str, int]  # why episodes did not run the skill: "setup failed", ...
 
 
@@ -203,7 +177,7 @@ def evaluate_skill(
     from polar.harnesses.registry import make_harness
 
     bound = skill.bind(args)
-    outcomes: list[SkillOutcome] = []
+    outcomes: list[Outcome] = []
     skipped: dict[str, int] = {}
     harness = make_harness(harness_id, **(harness_kwargs or {}))
     try:

@@ -1,4 +1,5 @@
-"""The skill library on disk: `library.sqlite` (the index) + `<name>/<version>/` folders.
+"""The skill library on disk: `library.sqlite` (the index) + `<name>/<version>/` folders
+(+ `hooks/*.py`: the library's own feature and termination hooks, see `resolve_hook`).
 
 Invariant: an index row exists only for a complete, verified version folder. Registration
 writes into `.staging/` (same filesystem), verifies the weights by reading them back, then,
@@ -30,7 +31,8 @@ from polar.skills.model import (
     SkillError,
     SkillLoadError,
     SkillNotFound,
-    resolve_import,
+    check_hooks,
+    resolve_hook,
     sha256_file,
 )
 
@@ -174,12 +176,12 @@ class SkillLibrary:
 
     # --- writing --------------------------------------------------------------------------
 
-    def register(self, skill: Skill, tensors: dict[str, Any] | None = None, code: str | None = None) -> Skill:
-        """Store a new version of `skill` atomically; returns it with its version set."""
+    def register(self, skill: Skill, tensors: dict[str, Any] | None = None) -> Skill:
+        """Store a new version of `skill` atomically; returns it with its version set. A skill
+        whose hooks do not resolve is refused before it uses a version number."""
         if skill.kind == "policy" and not tensors:
             raise SkillError(f"{skill.name}: a policy skill needs its weights (tensors)")
-        if skill.kind == "code" and code is None:
-            raise SkillError(f"{skill.name}: a code skill needs its source")
+        check_hooks(skill, self.root)
         staging = self.root / STAGING / f"{skill.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}"
         for _ in range(10):  # another registration may remove an empty .staging meanwhile
             try:
@@ -189,8 +191,6 @@ class SkillLibrary:
                 continue
         try:
             sha = _write_weights(staging, tensors) if tensors else None
-            if code is not None:
-                atomic_write(staging / (skill.code_file or "skill.py"), code, durable=True)
             _pause("after_write")
             return self._commit(skill, staging, sha)
         finally:
@@ -336,7 +336,7 @@ def load_skill_policy(skill: Skill) -> Any:
         tensors = load_file(str(wfile))
     except (SafetensorError, OSError, ValueError) as err:
         raise SkillLoadError(f"{wfile}: cannot read weights for {skill.ref}: {err}") from None
-    loader = resolve_import(skill.policy.loader, f"{skill.ref} policy.loader")
+    loader = resolve_hook(skill.policy.loader, f"{skill.ref} policy.loader", skill.library_root)
     try:
         policy = loader.from_state(tensors, skill.policy.config)
     except Exception as err:  # the loader's own error types vary; name the file either way

@@ -17,7 +17,7 @@ from polar.evals.runner import run_cells, run_suite
 from polar.harnesses.registry import make_harness
 from polar.rl.config import NetworkConfig
 from polar.rl.policy import Policy
-from polar.skills.primitives import install_primitives
+from polar.skills.minigrid.primitives import install_primitives
 from polar.skills.store import SkillLibrary
 from tests.llm_server import Reply, ScriptedLLMServer
 

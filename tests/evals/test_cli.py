@@ -47,3 +47,17 @@ def test_eval_one_agent_on_one_harness(tmp_path: Path) -> None:
     assert data["rows"][0]["episodes"] == 3 and data["rows"][0]["agent"] == "random"
     p = _polar("eval", "minigrid:MiniGrid-Empty-5x5-v0", "--agent", "planner", cwd=tmp_path)
     assert p.returncode == 2 and "--planner" in p.stderr
+
+
+def test_random_cartpole_is_not_reported_as_solved_and_pendulum_shows_returns_only(tmp_path: Path) -> None:
+    p = _polar("eval", "gym:CartPole-v1", "--agent", "random", "--episodes", "5", "--out", "cp", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    row = json.loads((tmp_path / "cp" / "results.json").read_text())["rows"][0]
+    assert row["success"]["n"] == 5 and row["success"]["value"] == 0.0  # the pole fell: not 100%
+    assert row["failures"] == {"task-failed": 5}
+    p = _polar("eval", "gym:Pendulum-v1", "--agent", "random", "--episodes", "2", "--out", "pd", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    row = json.loads((tmp_path / "pd" / "results.json").read_text())["rows"][0]
+    assert row["success"]["n"] == 0 and row["failures"] == {}  # nothing can tell success here
+    report = (tmp_path / "pd" / "report.md").read_text()
+    assert "| random | Pendulum-v1 | unknown |" in report

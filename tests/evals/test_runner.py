@@ -6,11 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from polar.evals.agents import run_policy_episode
+from polar.evals.cells import cell_path
 from polar.evals.metrics import compute_results
-from polar.evals.runner import cell_path, run_cells, run_suite
+from polar.evals.runner import run_cells, run_suite
 from polar.evals.suite import load_suite
-from polar.harnesses.registry import make_harness
 
 SUITE = {
     "name": "resume",
@@ -100,45 +99,6 @@ def test_failure_causes_from_real_episodes(tmp_path: Path) -> None:
     assert results.ran and not results.missing_cells
 
 
-class _CrashingHarness:
-    """A real MiniGrid harness whose game dies mid-episode (as a crashed game process would)."""
-
-    def __init__(self, crash_at: int) -> None:
-        self.inner = make_harness("minigrid:MiniGrid-Empty-5x5-v0")
-        self.spec = self.inner.spec
-        self.action_space = self.inner.action_space
-        self.crash_at, self.t = crash_at, 0
-
-    def reset(self, seed=None, options=None):
-        self.t = 0
-        return self.inner.reset(seed=seed, options=options)
-
-    def step(self, action):
-        self.t += 1
-        if self.t == self.crash_at:
-            raise BrokenPipeError("game process exited with code -9")
-        return self.inner.step(action)
-
-
-def test_a_harness_crash_is_attributed_to_the_harness() -> None:
-    h = _CrashingHarness(crash_at=3)
-    rec = run_policy_episode(h, lambda _o: 2, agent="random", task="get to the goal", env_seed=0,
-                             max_steps=None, episode_id="x")
-    assert not rec.success and rec.failure_cause == "harness-error"
-    assert "BrokenPipeError: game process exited" in rec.failure_detail
-    assert rec.env_steps == 2
-
-
-def test_success_is_read_from_the_harness() -> None:
-    h = make_harness("minigrid:MiniGrid-Empty-5x5-v0")
-    # Empty-5x5 starts at (1,1) facing east with the goal at (3,3): fwd, fwd, right, fwd, fwd
-    plan = iter([2, 2, 1, 2, 2])
-    rec = run_policy_episode(h, lambda _o: next(plan), agent="scripted", task="get to the goal",
-                             env_seed=0, max_steps=None, episode_id="y")
-    assert rec.success and rec.failure_cause is None and rec.env_steps == 5
-    assert rec.episode_return > 0.9
-
-
 def test_compute_results_counts_every_cell(tmp_path: Path) -> None:
     summary = run_cells(SUITE, tmp_path, progress=False, only=lambda c: c.agent == "rnd")
     res = compute_results(load_suite(SUITE), summary.results)
@@ -149,7 +109,7 @@ def test_compute_results_counts_every_cell(tmp_path: Path) -> None:
 def test_changed_inputs_rerun_only_that_agent(tmp_path: Path) -> None:
     """Editing the planner profile or the skill library (files the suite only names) invalidates
     that planner's finished cells; other agents' cells are reused."""
-    from polar.skills.primitives import install_primitives, primitive_skills
+    from polar.skills.minigrid.primitives import install_primitives, primitive_skills
     from polar.skills.store import SkillLibrary
 
     root = Path(__file__).resolve().parents[2]

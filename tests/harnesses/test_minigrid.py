@@ -10,7 +10,7 @@ from polar.harnesses.minigrid import DIR_VECTORS
 
 def _face(h, target):
     """Turn the agent (without moving) until it faces `target` if adjacent."""
-    u = h.grid_env
+    u = h.capability("grid")
     for _ in range(4):
         dx, dy = DIR_VECTORS[u.agent_dir]
         if (u.agent_pos[0] + dx, u.agent_pos[1] + dy) == tuple(target):
@@ -22,7 +22,7 @@ def _face(h, target):
 def _empty_with(objs):
     h = make_harness("minigrid:MiniGrid-Empty-6x6-v0")
     h.reset(seed=0)
-    u = h.grid_env
+    u = h.capability("grid")
     u.agent_pos = np.array((2, 2))
     u.agent_dir = 0  # east
     for pos, obj in objs:
@@ -54,7 +54,7 @@ def test_doorkey_scripted_solution_predicates():
     # walk to the key with a BFS over the grid, pick it up, open the door, reach the goal
     from collections import deque
 
-    u = h.grid_env
+    u = h.capability("grid")
 
     def goto_adjacent(target, through_doors=False):
         start = tuple(int(v) for v in u.agent_pos)
@@ -101,7 +101,7 @@ def test_adjacent_objects_and_render_text():
     h = _empty_with([((3, 2), Ball("red")), ((4, 2), Key("blue"))])
     s = h.symbolic_state()
     assert "adjacent(ball,red,key,blue)" in s.predicates
-    obs = h.grid_env.gen_obs()
+    obs = h.capability("grid").gen_obs()
     text = h.render_text({"image": obs["image"], "direction": obs["direction"], "mission": "x"})
     assert "red ball: 1 ahead" in text and "blue key: 2 ahead" in text
     assert "Carrying: nothing" in text

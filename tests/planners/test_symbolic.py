@@ -33,14 +33,14 @@ def test_first_step_fetches_the_key(doorkey):
 
 
 def test_facing_key_picks_it_up(doorkey):
-    u = doorkey.grid_env
+    u = doorkey.capability("grid")
     u.agent_pos, u.agent_dir = np.array((2, 2)), 3  # below the key at (2,1), facing north
     d = SymbolicPlanner().decide(_ctx(doorkey))
     assert (d.skill, d.args) == ("pickup", {"object": "key", "color": "yellow"})
 
 
 def test_carrying_key_goes_to_door_then_toggles(doorkey):
-    u = doorkey.grid_env
+    u = doorkey.capability("grid")
     u.agent_pos, u.agent_dir = np.array((2, 2)), 3
     doorkey.step(Actions.pickup)
     d = SymbolicPlanner().decide(_ctx(doorkey))
@@ -54,7 +54,7 @@ def test_carrying_key_goes_to_door_then_toggles(doorkey):
 
 
 def test_goal_reached_finishes(doorkey):
-    u = doorkey.grid_env
+    u = doorkey.capability("grid")
     u.grid.set(1, 5, u.grid.get(6, 6))  # put a goal square under the agent's path
     u.agent_pos = np.array((1, 5))
     d = SymbolicPlanner().decide(_ctx(doorkey))
@@ -64,7 +64,7 @@ def test_goal_reached_finishes(doorkey):
 def test_pickup_task_drops_what_it_carries_first():
     h = make_harness("minigrid:MiniGrid-Empty-6x6-v0")
     h.reset(seed=0)
-    u = h.grid_env
+    u = h.capability("grid")
     u.agent_pos, u.agent_dir = np.array((2, 2)), 0
     u.grid.set(3, 2, Key("red"))
     h.step(Actions.pickup)

@@ -20,28 +20,28 @@ def act(obs):
 @pytest.mark.parametrize("backend", ["restricted", "process"])
 def test_balancing_policy_beats_random(backend: str) -> None:
     with make_harness("gym:CartPole-v1") as harness:
-        out = run_policy(BALANCE, harness, backend=backend, seed=0)
-    assert out.error_type is None, out.feedback()
-    assert out.steps > 100 and out.total_return == out.steps  # random play lasts ~20 steps
+        out = run_policy(BALANCE, harness, backend=backend, seed=0).outcome
+    assert out.error_type is None, out.reason
+    assert out.steps > 100 and out.reward == out.steps  # random play lasts ~20 steps
     assert out.stopped_by in ("terminated", "truncated")
 
 
 def test_step_cap_stops_the_episode() -> None:
     limits = SandboxLimits(max_env_steps=30)
     with make_harness("gym:CartPole-v1") as harness:
-        out = run_policy(BALANCE, harness, backend="process", limits=limits, seed=0, max_steps=500)
+        out = run_policy(BALANCE, harness, backend="process", limits=limits, seed=0, max_steps=500).outcome
     assert out.steps == 30 and out.stopped_by == "step_limit" and out.error_type is None
 
 
 def test_failures_become_outcomes() -> None:
     with make_harness("gym:CartPole-v1") as harness:
-        bad_action = run_policy("def act(obs):\n    return 7\n", harness, backend="process", seed=0)
-        missing = run_policy("def policy(obs):\n    return 0\n", harness, backend="process")
+        bad_action = run_policy("def act(obs):\n    return 7\n", harness, backend="process", seed=0).outcome
+        missing = run_policy("def policy(obs):\n    return 0\n", harness, backend="process").outcome
         slow = run_policy("def act(obs):\n    while True:\n        pass\n", harness,
-                          backend="process", limits=SandboxLimits(timeout_s=0.3))
-    assert bad_action.error_type == "SandboxOutputError" and "outside the action space" in bad_action.error
-    assert bad_action.steps == 0 and "Discrete(2)" in bad_action.feedback()
-    assert missing.error_type == "SandboxOutputError" and "'act'" in missing.error
+                          backend="process", limits=SandboxLimits(timeout_s=0.3)).outcome
+    assert bad_action.error_type == "SandboxOutputError" and "outside the action space" in bad_action.reason
+    assert bad_action.steps == 0 and "Discrete(2)" in bad_action.reason
+    assert missing.error_type == "SandboxOutputError" and "'act'" in missing.reason
     assert slow.error_type == "SandboxTimeout"
 
 
@@ -50,8 +50,8 @@ def test_minigrid_dict_observation_arrives_as_plain_data() -> None:
            "    assert isinstance(obs['image'], list) and len(obs['image']) == 7\n"
            "    return 2\n")  # always 'forward'
     with make_harness("minigrid:MiniGrid-Empty-5x5-v0") as harness:
-        out = run_policy(src, harness, backend="process", seed=1, max_steps=5)
-    assert out.error_type is None, out.feedback()
+        out = run_policy(src, harness, backend="process", seed=1, max_steps=5).outcome
+    assert out.error_type is None, out.reason
     assert out.steps >= 1
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from polar.harnesses.registry import make_harness
+from polar.skills.minigrid.primitives import install_primitives
 from polar.skills.model import SkillError, SkillLoadError
-from polar.skills.primitives import install_primitives
 from polar.skills.runner import evaluate_skill, run_skill
 from polar.skills.store import SkillLibrary
 from tests.skills.conftest import manifest, tiny_policy
@@ -103,7 +103,7 @@ def test_episode_end_stops_the_skill(library: SkillLibrary) -> None:
     out = run_skill(skill, h, obs=obs).outcome
     # An untrained deterministic policy drops the pole long before CartPole's 500-step limit.
     assert out.terminated and out.reason == "episode terminated" and 0 < out.steps < 500
-    assert out.episode_return == out.steps  # CartPole pays 1 per step
+    assert out.reward == out.steps  # CartPole pays 1 per step
     h.close()
 
 
@@ -111,9 +111,6 @@ def test_runner_refuses_what_it_cannot_run(library: SkillLibrary, doorkey) -> No
     h, obs = doorkey
     skill, _ = _policy_skill(library, h, harnesses=["gym:*"])
     with pytest.raises(SkillError, match="does not accept harness"):
-        run_skill(skill, h, obs=obs)
-    skill, _ = _policy_skill(library, h, features={"fn": "os.path:join"})
-    with pytest.raises(SkillLoadError, match="outside the allowed modules"):
         run_skill(skill, h, obs=obs)
     skill, _ = _policy_skill(library, h)
     with pytest.raises(SkillError, match="obs="):
@@ -134,14 +131,14 @@ def test_evaluate_measures_from_start_states(library: SkillLibrary) -> None:
 
 
 def test_feature_hook_and_code_termination_from_the_goto_module(library: SkillLibrary, doorkey) -> None:
-    goto = pytest.importorskip("polar.skills.goto")
+    goto = pytest.importorskip("polar.skills.minigrid.goto")
     h, obs = doorkey
     policy = tiny_policy(obs_space=goto.observation_space(), act_space=goto.gym.spaces.Discrete(3))
     skill = library.register_policy(policy, **manifest(
         name="goto_untrained", parameters={"object": ["key", "door", "goal"], "color": ["yellow", "red"]},
-        features={"fn": "polar.skills.goto:hook_features"},
-        termination={"check": "polar.skills.goto:hook_done"}, step_budget=5))
-    want = policy.value(goto.features(h.grid_env, "door", None))
+        features={"fn": "polar.skills.minigrid.goto:hook_features"},
+        termination={"check": "polar.skills.minigrid.goto:hook_done"}, step_budget=5))
+    want = policy.value(goto.features(h.capability("grid"), "door", None))
     out = run_skill(skill, h, {"object": "door"}, obs=obs).outcome
     assert out.affordance == pytest.approx(want)
     assert out.steps == 5 or out.success  # an untrained policy rarely faces the door in 5 steps
@@ -151,3 +148,50 @@ def test_feature_hook_and_code_termination_from_the_goto_module(library: SkillLi
     assert out.success and out.steps == 0
     out = run_skill(skill, h, {"object": "key", "color": "red"}, obs=obs).outcome
     assert not out.success
+
+
+def test_a_bad_hook_is_refused_at_registration_and_uses_no_version(library: SkillLibrary, doorkey) -> None:
+    h, _ = doorkey
+    _policy_skill(library, h)  # reach@1
+    for hook in ({"features": {"fn": "os.path:join"}}, {"termination": {"check": "polar.nowhere:f"}},
+                 {"features": {"fn": "hooks.missing:features"}}):
+        with pytest.raises(SkillLoadError, match="outside the allowed modules|cannot import|no hook file"):
+            _policy_skill(library, h, **hook)
+    assert library.versions("reach") == [1]
+    assert _policy_skill(library, h)[0].version == 2  # the refused ones took no number
+
+
+def test_hooks_from_the_library_hooks_folder(library: SkillLibrary, doorkey) -> None:
+    """A user's own feature and termination hooks live in `<library>/hooks/*.py`."""
+    h, obs = doorkey
+    (library.root / "hooks").mkdir(parents=True)
+    (library.root / "hooks" / "my_game.py").write_text(
+        "CALLS = []\n"
+        "def features(obs, args, harness=None):\n"
+        "    CALLS.append(harness.capability('grid').agent_dir)\n"
+        "    return obs\n"
+        "def facing_key(state, args, obs, info):\n"
+        "    return 'facing(key,yellow)' in state.predicates\n")
+    skill, _ = _policy_skill(library, h, features={"fn": "hooks.my_game:features"},
+                             termination={"check": "hooks.my_game:facing_key"}, step_budget=3)
+    out = run_skill(library.get(skill.ref), h, {}, obs=obs).outcome
+    assert out.steps == 3 or out.success  # the hook ran on the real harness
+    h.reset(seed=0)
+    _act(h, "right")  # facing the key: the user's termination check holds at once
+    assert run_skill(library.get(skill.ref), h, {}, obs=obs).outcome.reason == "termination already holds"
+    with pytest.raises(SkillLoadError, match="plain module name"):
+        _policy_skill(library, h, features={"fn": "hooks.../etc/passwd:x"})
+
+
+def test_a_policy_bug_is_the_skills_failure_not_the_harness(library: SkillLibrary, doorkey) -> None:
+    h, obs = doorkey
+    (library.root / "hooks").mkdir(parents=True)
+    (library.root / "hooks" / "buggy.py").write_text(
+        "def features(obs, args, harness=None):\n"
+        "    if harness.capability('grid').step_count > 1:\n"
+        "        raise KeyError('image')\n"
+        "    return obs\n")
+    skill, _ = _policy_skill(library, h, features={"fn": "hooks.buggy:features"}, step_budget=10)
+    out = run_skill(skill, h, {}, obs=obs).outcome
+    assert not out.success and out.cause == "skill-failure" and out.harness_error is None
+    assert out.reason.startswith("policy error: KeyError") and out.steps == 2

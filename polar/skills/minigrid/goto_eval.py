@@ -16,7 +16,10 @@ from typing import Any, Protocol
 import numpy as np
 from minigrid.minigrid_env import MiniGridEnv
 
-from polar.skills.goto import _DIRS, _passable, features, succeeded
+from polar.harnesses.minigrid import DIR_VECTORS
+from polar.harnesses.rollout import rollout
+from polar.skills.minigrid.goto import features, succeeded
+from polar.skills.minigrid.goto_env import passable
 from polar.statistics import wilson_interval
 
 
@@ -43,7 +46,7 @@ def optimal_steps(env: MiniGridEnv, obj: str, color: str | None) -> int | None:
         if obj == "goal":
             o = env.grid.get(x, y)
             return o is not None and o.type == "goal"
-        fx, fy = x + _DIRS[d][0], y + _DIRS[d][1]
+        fx, fy = x + DIR_VECTORS[d][0], y + DIR_VECTORS[d][1]
         if not (0 <= fx < env.width and 0 <= fy < env.height):
             return False
         o = env.grid.get(fx, fy)
@@ -56,10 +59,10 @@ def optimal_steps(env: MiniGridEnv, obj: str, color: str | None) -> int | None:
     while q:
         x, y, d = q.popleft()
         nxt = [(x, y, (d - 1) % 4), (x, y, (d + 1) % 4)]
-        fx, fy = x + _DIRS[d][0], y + _DIRS[d][1]
+        fx, fy = x + DIR_VECTORS[d][0], y + DIR_VECTORS[d][1]
         if 0 <= fx < env.width and 0 <= fy < env.height:
             o = env.grid.get(fx, fy)
-            if _passable(o) and not (o is not None and o.type == "goal" and obj != "goal"):
+            if passable(o) and not (o is not None and o.type == "goal" and obj != "goal"):
                 nxt.append((fx, fy, d))
         for s in nxt:
             if s not in dist:
@@ -84,24 +87,22 @@ class EpisodeResult:
     reason: str
 
 
-def run_episode(actor: Actor, harness: Any, obj: str, color: str | None, seed: int, budget: int,
-                open_doors: bool = False, deterministic: bool = True) -> EpisodeResult:
-    """One goto episode from the harness's start state for `seed` (a MiniGridHarness)."""
-    harness.reset(seed=seed)
-    env: MiniGridEnv = harness.grid_env
+def goto_episode(actor: Actor, harness: Any, obj: str, color: str | None, seed: int, budget: int,
+                 open_doors: bool = False, deterministic: bool = True) -> EpisodeResult:
+    """One goto episode from the harness's start state for `seed` (a MiniGrid harness)."""
+    obs, _ = harness.reset(seed=seed)
+    env: MiniGridEnv = harness.capability("grid")
     if open_doors:
         open_all_doors(env)
     optimal = optimal_steps(env, obj, color)
-    if succeeded(env, obj, color):
-        return EpisodeResult(True, 0, optimal, "already there")
-    for t in range(1, budget + 1):
-        action = int(actor.act(features(env, obj, color), deterministic=deterministic))
-        _, _, terminated, truncated, _ = harness.step(action)
-        if succeeded(env, obj, color):
-            return EpisodeResult(True, t, optimal, "success")
-        if terminated or truncated:
-            return EpisodeResult(False, t, optimal, "episode ended")
-    return EpisodeResult(False, budget, optimal, "budget")
+    r = rollout(harness, lambda _o: int(actor.act(features(env, obj, color), deterministic=deterministic)), obs,
+                max_steps=budget, stop=lambda _o, _i: succeeded(env, obj, color))
+    r.raise_act_error()
+    if r.stopped:
+        return EpisodeResult(True, r.steps, optimal, "success" if r.steps else "already there")
+    if r.harness_error is not None:
+        return EpisodeResult(False, r.steps, optimal, f"harness error: {r.harness_error}")
+    return EpisodeResult(False, r.steps, optimal, "episode ended" if r.ended else "budget")
 
 
 @dataclass
@@ -115,9 +116,9 @@ class Summary:
     unreachable: int  # episodes where no path exists (counted as failures)
 
 
-def evaluate(actor: Actor, harness: Any, obj: str, color: str | None, episodes: int, budget: int,
+def evaluate_goto(actor: Actor, harness: Any, obj: str, color: str | None, episodes: int, budget: int,
              seed: int = 10_000, open_doors: bool = False, deterministic: bool = True) -> Summary:
-    res = [run_episode(actor, harness, obj, color, seed + i, budget, open_doors, deterministic)
+    res = [goto_episode(actor, harness, obj, color, seed + i, budget, open_doors, deterministic)
            for i in range(episodes)]
     ok = [r for r in res if r.success]
     ratios = [r.steps / r.optimal for r in ok if r.optimal]

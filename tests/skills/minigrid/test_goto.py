@@ -8,8 +8,9 @@ import pytest
 from minigrid.core.world_object import Ball, Door, Key, Wall
 
 from polar.errors import ConfigError
-from polar.skills import goto
-from polar.skills.goto import COLORS, CROP, TARGET_TYPES, GotoEnv, features, reachable, succeeded
+from polar.skills.minigrid import goto, goto_env
+from polar.skills.minigrid.goto import COLORS, CROP, TARGET_TYPES, features, succeeded
+from polar.skills.minigrid.goto_env import GotoEnv, reachable
 
 R = CROP // 2
 N_TYPES = len(TARGET_TYPES)
@@ -175,17 +176,22 @@ def test_reset_samples_reachable_unsolved_targets_that_exist():
         for idx, o in enumerate(base.grid.grid):
             if o is not None and o.type == obj and (color is None or o.color == color):
                 x, y = idx % base.width, idx // base.width
-                ok |= goto._can_reach(base, reach, (x, y), obj)
+                ok |= goto_env._can_reach(base, reach, (x, y), obj)
         assert ok, (obj, color)
         seen.add(obj)
         obs, _ = env.reset()
     assert seen == set(TARGET_TYPES)
 
 
-def test_registered_gym_id_builds_the_env():
-    env = gym.make("polar.skills.goto:PolarGoto-v0", layouts=["MiniGrid-DoorKey-5x5-v0"])
-    obs, _ = env.reset(seed=0)
-    assert env.action_space.n == 3 and obs["target"].shape == (goto.TARGET_DIM,)
+def test_entry_point_harness_id_builds_the_env_without_registration():
+    from polar.harnesses.registry import make_harness
+
+    before = set(gym.registry)
+    h = make_harness("gym:polar.skills.minigrid.goto_env:GotoEnv", layouts=["MiniGrid-DoorKey-5x5-v0"])
+    obs, _ = h.reset(seed=0)
+    assert h.action_space.n == 3 and obs["target"].shape == (goto.TARGET_DIM,)
+    assert set(gym.registry) == before  # nothing registered as a side effect
+    h.close()
 
 
 # ---- the library hooks and the shipped skill --------------------------------------------
@@ -201,13 +207,13 @@ def test_hook_done_agrees_with_the_direct_success_test_on_a_random_walk():
     hits = 0
     for ep in range(6):
         h.reset(seed=ep)
-        goto.GotoEnv._place(h.grid_env, Ball("blue"), rng)
+        goto_env.GotoEnv._place(h.capability("grid"), Ball("blue"), rng)
         for _ in range(60):
             h.step(int(rng.integers(3)))
             state = h.symbolic_state()
             for args in cases:
                 obj, color = goto._bound_args(args)
-                expect = succeeded(h.grid_env, obj, color)
+                expect = succeeded(h.capability("grid"), obj, color)
                 assert goto.hook_done(state, args) == expect, (args, state.predicates)
                 hits += expect
     assert hits > 0  # the walk did face a key or the door at least once
@@ -238,16 +244,16 @@ def test_shipped_skill_reaches_the_key_on_doorkey_8x8(one_thread):
 
     from polar.harnesses.registry import make_harness
     from polar.skills import SkillLibrary, run_skill
-    from polar.skills.goto_eval import optimal_steps
+    from polar.skills.minigrid.goto_eval import optimal_steps
 
-    lib = SkillLibrary(Path(__file__).resolve().parents[2] / "skills")
+    lib = SkillLibrary(Path(__file__).resolve().parents[3] / "skills")
     skill = lib.get("goto")
     assert skill.kind == "policy" and skill.features is not None
     h = make_harness("minigrid:MiniGrid-DoorKey-8x8-v0")
     good, reasons = 0, []
     for seed in range(500, 512):
         obs, _ = h.reset(seed=seed)
-        best = optimal_steps(h.grid_env, "key", None)
+        best = optimal_steps(h.capability("grid"), "key", None)
         out = run_skill(skill, h, {"object": "key"}, obs=obs).outcome
         assert out.steps <= skill.step_budget and out.affordance is not None
         good += out.success and out.steps <= best + 3

@@ -2,7 +2,7 @@
 
 import pytest
 
-from polar.agent import Agent, AgentConfig, run_episode
+from polar.agent import Agent, AgentSettings, run_episode
 from polar.harnesses import make_harness
 from polar.planners.symbolic import SymbolicPlanner
 from polar.skills.store import SkillLibrary
@@ -25,13 +25,13 @@ def test_symbolic_planner_solves_doorkey_with_shipped_skills(library, seed):
     # the record is complete: every env step is there, attributed to a decision
     assert len(rec.steps) == rec.env_steps == sum(d.env_steps for d in rec.decisions)
     assert rec.episode_return == pytest.approx(sum(s.reward for s in rec.steps))
-    calls = [o["skill"].split("@")[0] for d in rec.decisions for o in d.outcomes]
+    calls = [o.skill.split("@")[0] for d in rec.decisions for o in d.outcomes]
     assert calls == ["goto", "pickup", "goto", "toggle", "goto"]
 
 
 def test_step_cap_ends_with_step_limit(library):
     with make_harness(DOORKEY) as h:
-        rec = Agent(SymbolicPlanner(), library, AgentConfig(max_env_steps=4)).run(TASK, h, seed=0)
+        rec = Agent(SymbolicPlanner(), library, AgentSettings(max_env_steps=4)).run(TASK, h, seed=0)
     assert not rec.success and rec.env_steps == 4
     assert rec.truncated and rec.failure_cause == "step-limit"
 
@@ -44,7 +44,7 @@ def test_free_form_task_is_a_planner_failure_with_no_steps(library):
 
 
 def test_missing_skill_is_reported(tmp_path):
-    from polar.skills.primitives import install_primitives
+    from polar.skills.minigrid.primitives import install_primitives
 
     lib = SkillLibrary(tmp_path)
     install_primitives(lib)  # no goto
@@ -55,5 +55,31 @@ def test_missing_skill_is_reported(tmp_path):
 
 def test_decision_budget(library):
     with make_harness(DOORKEY) as h:
-        rec = Agent(SymbolicPlanner(), library, AgentConfig(max_decisions=2)).run(TASK, h, seed=0)
+        rec = Agent(SymbolicPlanner(), library, AgentSettings(max_decisions=2)).run(TASK, h, seed=0)
     assert not rec.success and rec.failure_cause == "budget" and len(rec.decisions) == 2
+
+
+class _Claims:
+    """A planner that claims success at once, with no step taken."""
+
+    name = "claims"
+
+    def reset(self) -> None:
+        pass
+
+    def decide(self, context):
+        from polar.planners.decisions import Finish
+
+        return Finish(success=True, reason="done, trust me")
+
+
+def test_a_claim_of_success_is_not_success():
+    with make_harness("gym:Pendulum-v1") as h:  # no success signal of any kind
+        rec = run_episode("swing up", h, _Claims(), seed=0)
+    assert rec.success is None and rec.extra["success_source"] == "planner-claim"
+    with make_harness("gym:CartPole-v1") as h:  # the survival rule judges the claim: false
+        rec = run_episode("balance", h, _Claims(), seed=0)
+    assert rec.success is False and rec.extra["success_source"] == "harness-rule"
+    with make_harness(DOORKEY) as h:  # goal predicates judge it
+        rec = run_episode(TASK, h, _Claims(), seed=0)
+    assert rec.success is False and rec.extra["success_source"] == "goal-predicates"

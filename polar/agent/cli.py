@@ -27,11 +27,9 @@ def _trace(kind: str, payload: dict[str, Any]) -> None:
                       highlight=False, soft_wrap=True)
     elif kind == "outcome":
         o = payload["outcome"]
-        ok = o.get("success")
-        mark = "[green]ok[/]" if ok else "[red]failed[/]"
-        console.print(f"   {mark} {payload.get('call', 'code')}: {o.get('reason', '')} "
-                      f"[dim]({o.get('steps', 0)} steps, return {o.get('episode_return', 0.0):.3f})[/]",
-                      highlight=False, soft_wrap=True)
+        mark = "[green]ok[/]" if o.success else f"[red]failed[/] [dim]({o.cause})[/]"
+        console.print(f"   {mark} {payload['call']}: {escape(o.reason)} "
+                      f"[dim]({o.steps} steps, return {o.reward:.3f})[/]", highlight=False, soft_wrap=True)
 
 
 def task(
@@ -50,9 +48,12 @@ def task(
     """Run one episode: the planner decides, skills and sandboxed code act, outcomes feed back.
 
     Prints each decision and outcome live, writes the episode record, and exits 0 on success,
-    1 otherwise.
+    1 when the task was not solved (or success cannot be told on this harness), 3 when the
+    model could not be reached (llm-error).
     """
-    from polar.agent import Agent, AgentConfig
+    from polar.agent import Agent, AgentSettings
+    from polar.episode import FailureCause
+    from polar.errors import LLMError
     from polar.harnesses.registry import make_harness
     from polar.planners.profile import load_planner
     from polar.skills.store import SkillLibrary
@@ -60,20 +61,28 @@ def task(
     profile = planner or os.environ.get("POLAR_PLANNER") or "symbolic"
     p = load_planner(profile)
     library = SkillLibrary(skills) if skills else SkillLibrary()
-    agent = Agent(p, library, AgentConfig(max_decisions=max_decisions, max_env_steps=max_steps,
-                                                  sandbox_backend=sandbox),
+    agent = Agent(p, library, AgentSettings(max_decisions=max_decisions, max_env_steps=max_steps,
+                                            sandbox_backend=sandbox),
                   on_event=_trace)
     with make_harness(harness) as h:
         record = agent.run(text, h, seed=seed)
     out = out or Path("runs") / f"task-{time.strftime('%Y%m%d-%H%M%S')}"
     record.save(Path(out) / "episode.json")
-    status = "[green]success[/]" if record.success else f"[red]failure[/] ({record.failure_cause}: {record.failure_detail})"
+    if record.success:
+        status = "[green]success[/]"
+    elif record.success is None:
+        claim = " (the planner claims success)" if record.extra.get("success_source") == "planner-claim" else ""
+        status = f"[yellow]success unknown[/]: this harness reports no success{claim}"
+    else:
+        status = f"[red]failure[/] ({record.failure_cause}: {escape(str(record.failure_detail))})"
     console.print(
         f"{status}: {record.env_steps} steps, return {record.episode_return:.3f}, "
         f"{len(record.decisions)} decisions, {record.llm_calls} LLM calls, "
         f"{record.prompt_tokens + record.completion_tokens} tokens, ${record.cost_usd:.4f}, "
         f"{record.wall_s:.1f} s", highlight=False)
     console.print(f"episode record: {Path(out) / 'episode.json'}")
+    if record.failure_cause == FailureCause.LLM_ERROR:
+        raise typer.Exit(LLMError.exit_code)
     if not record.success:
         raise typer.Exit(1)
 

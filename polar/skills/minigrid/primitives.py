@@ -2,7 +2,7 @@
 
 They carry no weights. `install_primitives(library)` registers any that are missing or
 whose definition changed (a new version), so running it twice changes nothing.
-`python -m polar.skills.primitives [ROOT]` does that for a library folder.
+`python -m polar.skills.minigrid.primitives [ROOT]` does that for a library folder.
 """
 
 from __future__ import annotations
@@ -10,22 +10,21 @@ from __future__ import annotations
 import json
 import sys
 
+from polar.harnesses.missions import COLORS, PORTABLE
 from polar.skills.model import Skill
 from polar.skills.store import SkillLibrary
 
-OBJECTS = ["key", "ball", "box"]
-COLORS = ["red", "green", "blue", "purple", "yellow", "grey"]
 MINIGRID = ["minigrid:*"]
 
 
 def primitive_skills() -> list[Skill]:
-    color = {"choices": COLORS, "description": "colour of the object; omit for any colour"}
+    color = {"choices": list(COLORS), "description": "colour of the object; omit for any colour"}
     return [
         Skill(
             name="pickup", kind="primitive", action="pickup", harnesses=MINIGRID,
             description="Pick up the object (key, ball or box) in the cell directly in front of "
                         "the agent. One action. The agent must face the object and carry nothing.",
-            parameters={"object": {"choices": OBJECTS, "description": "type of the object; omit for any"},
+            parameters={"object": {"choices": list(PORTABLE), "description": "type of the object; omit for any"},
                         "color": color},
             preconditions=["facing({object},{color})", "not carrying(any,any)"],
             effects=["carrying({object},{color})"],
@@ -35,7 +34,7 @@ def primitive_skills() -> list[Skill]:
             name="drop", kind="primitive", action="drop", harnesses=MINIGRID,
             description="Drop the carried object onto the empty cell directly in front of the "
                         "agent. One action. The cell ahead must be empty.",
-            parameters={"object": {"choices": OBJECTS, "description": "type of the carried object; omit for any"},
+            parameters={"object": {"choices": list(PORTABLE), "description": "type of the carried object; omit for any"},
                         "color": color},
             preconditions=["carrying({object},{color})"],
             effects=["not carrying({object},{color})"],
@@ -45,7 +44,7 @@ def primitive_skills() -> list[Skill]:
             name="toggle", kind="primitive", action="toggle", harnesses=MINIGRID,
             description="Open the door directly in front of the agent (toggle it). One action. "
                         "A locked door opens only while carrying a key of the same colour.",
-            parameters={"color": {"choices": COLORS, "description": "colour of the door; omit for any"}},
+            parameters={"color": {"choices": list(COLORS), "description": "colour of the door; omit for any"}},
             preconditions=["facing(door,{color})"],
             effects=["open(door,{color})"],
             step_budget=1,

@@ -1,0 +1,14 @@
+"""The agent: decide -> execute -> judge -> replan, until the episode ends.
+
+    from polar.agent import Agent, AgentSettings
+    record = Agent(planner, library, AgentSettings(max_decisions=20)).run(task, harness, seed=0)
+
+`loop` holds the loop, `executors` one executor per decision kind, `context` what the planner
+is shown, `recording` the harness wrapper every action goes through, `cli` `polar task` and
+`polar demo`.
+"""
+
+from polar.agent.loop import Agent, AgentSettings, run_episode
+from polar.agent.recording import RecordingHarness
+
+__all__ = ["Agent", "AgentSettings", "RecordingHarness", "run_episode"]

@@ -1,0 +1,104 @@
+"""One executor per decision kind. Each runs its decision from the current state through the
+recording harness and returns what it did as typed `Outcome`s, plus what the planner should
+read when it replans.
+
+- a skill call (a trained policy or a primitive action) runs through the skill runner;
+- a plan runs its skill calls in order, stopping at the first failure or sub-task (a sub-goal
+  in words, which goes back to the planner to refine);
+- policy code runs step by step in a sandbox.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from polar.agent.recording import RecordingHarness
+from polar.episode import FailureCause, Outcome
+from polar.errors import PolarError
+from polar.planners.base import HistoryItem
+from polar.planners.decisions import Plan, PolicyCode, SkillCall, SubTask, describe_decision
+from polar.sandboxes.policy_runner import run_policy
+from polar.skills.runner import run_skill
+
+OutcomeHook = Callable[[str, Outcome], None]  # (what ran, its outcome): the live trace
+
+
+@dataclass
+class Execution:
+    """What executing one decision did."""
+
+    obs: Any
+    outcomes: list[Outcome] = field(default_factory=list)
+    history: list[HistoryItem] = field(default_factory=list)
+    feedback: str | None = None  # for the next decision; None when everything went as asked
+
+    def add(self, what: str, outcome: Outcome, feedback: str | None) -> None:
+        self.outcomes.append(outcome)
+        self.history.append(HistoryItem(decision=what, success=outcome.success, steps=outcome.steps,
+                                        reward=outcome.reward, reason=outcome.reason))
+        self.feedback = None if outcome.success else feedback
+
+    @property
+    def harness_error(self) -> str | None:
+        return next((o.harness_error for o in self.outcomes if o.harness_error), None)
+
+    @property
+    def failure(self) -> FailureCause | None:
+        """The cause of the last failed outcome."""
+        return next((o.cause for o in reversed(self.outcomes) if o.cause is not None), None)
+
+
+def execute_skill_call(call: SkillCall, h: RecordingHarness, obs: Any, library: Any) -> tuple[Outcome, Any]:
+    """One skill (policy or primitive) within the episode's remaining steps. An unknown skill
+    or bad arguments come back as a failed outcome: the planner must know."""
+    try:
+        if library is None:
+            raise PolarError(f"skill call {call.skill!r} but no skill library is loaded")
+        skill = library.get(call.skill)
+        budget = skill.step_budget if h.steps_left is None else max(1, min(skill.step_budget, h.steps_left))
+        return run_skill(skill, h, call.args, budget=budget, obs=obs)
+    except PolarError as err:
+        return Outcome(kind="skill", skill=call.skill, args=call.args, success=False,
+                       cause=FailureCause.SKILL_FAILURE, reason=f"{type(err).__name__}: {err}"), obs
+
+
+def execute_plan(steps: list[SkillCall | SubTask], h: RecordingHarness, obs: Any, library: Any,
+                 task: str, on_outcome: OutcomeHook) -> Execution:
+    """Skill calls in order until one fails, the episode ends, or a sub-task needs refining."""
+    ex = Execution(obs)
+    for step in steps:
+        if h.done:
+            break
+        if isinstance(step, SubTask):
+            ex.feedback = f"current sub-goal: {step.description} (overall task: {task})"
+            break
+        what = describe_decision(step)
+        outcome, ex.obs = execute_skill_call(step, h, ex.obs, library)
+        ex.add(what, outcome, f"{what} failed: {outcome.reason}")
+        on_outcome(what, outcome)
+        if not outcome.success:
+            break  # replan from the new state with the failure as feedback
+    return ex
+
+
+def execute_code(code: PolicyCode, h: RecordingHarness, obs: Any, sandbox_backend: str,
+                 on_outcome: OutcomeHook) -> Execution:
+    """Policy code in the sandbox from the current state, within the remaining steps."""
+    cap = code.max_steps or (h.steps_left if h.steps_left is not None else 500)
+    outcome, new_obs = run_policy(code.source, h, entrypoint=code.entrypoint, max_steps=cap,
+                                  backend=sandbox_backend, obs=obs)
+    ex = Execution(new_obs)
+    ex.add("policy code", outcome, outcome.reason)
+    on_outcome("code", outcome)
+    return ex
+
+
+def execute(decision: SkillCall | Plan | PolicyCode, h: RecordingHarness, obs: Any, *, library: Any,
+            task: str, sandbox_backend: str, on_outcome: OutcomeHook) -> Execution:
+    """The executor of this decision's kind."""
+    if isinstance(decision, PolicyCode):
+        return execute_code(decision, h, obs, sandbox_backend, on_outcome)
+    steps = list(decision.steps) if isinstance(decision, Plan) else [decision]
+    return execute_plan(steps, h, obs, library, task, on_outcome)

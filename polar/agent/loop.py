@@ -1,0 +1,156 @@
+"""The agent loop: decide, execute, judge, replan, until the episode ends.
+
+task + harness + planner + skill library (+ sandbox) -> one EpisodeRecord holding every step,
+decision, outcome and LLM call. Every action reaches the harness through `RecordingHarness`,
+so the record is complete whichever executor produced the action.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from polar.agent.context import ContextBuilder
+from polar.agent.executors import execute
+from polar.agent.recording import RecordingHarness
+from polar.episode import DecisionRecord, EpisodeRecord, FailureCause, LLMCallRecord, Outcome
+from polar.errors import BudgetExceeded, LLMError, PlannerError
+from polar.harnesses.base import Harness
+from polar.harnesses.rollout import Verdict, judge, unsolved_cause
+from polar.planners.base import HistoryItem, Planner, PlannerContext
+from polar.planners.decisions import Decision, Finish
+
+EventHook = Callable[[str, dict[str, Any]], None]
+Failure = tuple[FailureCause, str | None]
+
+
+@dataclass
+class AgentSettings:
+    max_decisions: int = 50
+    max_env_steps: int | None = None  # defaults to the harness's own step limit
+    history_len: int = 8  # outcomes shown to the planner
+    skills_shown: int = 12
+    sandbox_backend: str = "process"
+    record_steps: bool = True
+
+
+class Agent:
+    """Runs episodes of one planner over one skill library."""
+
+    def __init__(self, planner: Planner, library: Any = None, settings: AgentSettings | None = None,
+                 on_event: EventHook | None = None, agent_name: str | None = None) -> None:
+        self.planner = planner
+        self.library = library
+        self.settings = settings or AgentSettings()
+        self.on_event = on_event or (lambda kind, payload: None)
+        self.agent_name = agent_name or f"planner:{getattr(planner, 'name', type(planner).__name__)}"
+
+    def run(self, task: str, harness: Harness, seed: int | None = None) -> EpisodeRecord:
+        cfg, t0, episode_id = self.settings, time.perf_counter(), uuid.uuid4().hex[:12]
+        h = RecordingHarness(harness, cfg.max_env_steps or harness.spec.max_steps, cfg.record_steps)
+        obs, _ = h.reset(seed=seed)
+        self.planner.reset()
+        context = ContextBuilder(task, h, self.library, episode_id=episode_id, skills_shown=cfg.skills_shown,
+                                 history_len=cfg.history_len)
+        decisions: list[DecisionRecord] = []
+        history: list[HistoryItem] = []
+        feedback: str | None = None
+        failure: Failure | None = None  # why the loop stopped early, when it did
+        last_failed: FailureCause | None = None  # the cause of the latest failed execution
+        claim: bool | None = None
+        self.on_event("start", {"episode_id": episode_id, "task": task, "harness": h.spec.id, "seed": seed})
+        while not h.done:
+            if len(decisions) >= cfg.max_decisions:
+                failure = FailureCause.BUDGET, f"decision budget ({cfg.max_decisions}) exhausted"
+                break
+            decision, rec, failure = self._decide(context.build(obs, history, feedback), len(decisions))
+            decisions.append(rec)
+            if decision is None:
+                break
+            self.on_event("decision", {"index": rec.index, "decision": decision})
+            if isinstance(decision, Finish):
+                claim, failure = decision.success, self._gave_up(decision, history, last_failed)
+                break
+            h.decision_index, before = rec.index, h.t
+            ex = execute(decision, h, obs, library=self.library, task=task, sandbox_backend=cfg.sandbox_backend,
+                         on_outcome=lambda what, o, i=rec.index: self._outcome(i, what, o))
+            rec.outcomes, rec.env_steps = ex.outcomes, h.t - before
+            obs, feedback, history = ex.obs, ex.feedback, history + ex.history
+            last_failed = ex.failure or last_failed
+            if ex.harness_error is not None:  # a broken harness cannot be replanned around
+                failure = FailureCause.HARNESS_ERROR, ex.harness_error
+                break
+        verdict = self._judge(h, claim)
+        return self._record(task, h, seed, episode_id, decisions, verdict, failure, time.perf_counter() - t0)
+
+    # --- the steps of the loop -------------------------------------------------------------
+
+    def _decide(self, ctx: PlannerContext, index: int) -> tuple[Decision | None, DecisionRecord, Failure | None]:
+        """The planner's next decision, or why there is none (its calls are recorded either way)."""
+        p0 = time.perf_counter()
+        try:
+            decision: Decision = self.planner.decide(ctx)
+        except (BudgetExceeded, LLMError, PlannerError) as err:
+            cause = (FailureCause.BUDGET if isinstance(err, BudgetExceeded) else
+                     FailureCause.LLM_ERROR if isinstance(err, LLMError) else FailureCause.PLANNER_PARSE)
+            return None, DecisionRecord(index=index, decision={"kind": "error", "error": str(err)},
+                                        planner_s=time.perf_counter() - p0, llm_calls=self._calls()), (cause, str(err))
+        return decision, DecisionRecord(index=index, decision=decision.model_dump(mode="json"),
+                                        planner_s=time.perf_counter() - p0, llm_calls=self._calls()), None
+
+    @staticmethod
+    def _gave_up(finish: Finish, history: list[HistoryItem], last_failed: FailureCause | None) -> Failure | None:
+        """Giving up right after a failed execution is that execution's failure."""
+        if finish.success:
+            return None
+        if history and not history[-1].success:
+            return last_failed or FailureCause.SKILL_FAILURE, finish.reason
+        return FailureCause.PLANNER_GAVE_UP, finish.reason
+
+    def _outcome(self, index: int, what: str, outcome: Outcome) -> None:
+        self.on_event("outcome", {"index": index, "call": what, "outcome": outcome})
+
+    def _calls(self) -> list[LLMCallRecord]:
+        """The LLM calls of the planner's last decide(), as episode-level records."""
+        return [LLMCallRecord.model_validate(c.model_dump() if hasattr(c, "model_dump") else c)
+                for c in getattr(self.planner, "last_calls", None) or []]
+
+    @staticmethod
+    def _judge(h: RecordingHarness, claim: bool | None) -> Verdict:
+        """Success as the harness, its success rule or the goal predicates say; where none of
+        them can tell, a planner's claim of success is recorded as a claim, never as success."""
+        verdict = judge(h.spec, info=h.last_info, terminated=h.terminated, truncated=h.truncated,
+                        episode_return=h.total_reward, state=h.symbolic_state)
+        if verdict.success is None and claim:
+            return Verdict(None, "planner-claim")
+        return verdict
+
+    def _record(self, task: str, h: RecordingHarness, seed: int | None, episode_id: str,
+                decisions: list[DecisionRecord], verdict: Verdict, failure: Failure | None,
+                wall_s: float) -> EpisodeRecord:
+        if verdict.success:
+            failure = None
+        elif verdict.success is False and failure is None:
+            failure = (unsolved_cause(h.terminated, h.truncated, h.t) if h.done else
+                       (FailureCause.PLANNER_GAVE_UP, "the planner finished without reaching the goal"))
+        llm = [c for d in decisions for c in d.llm_calls]
+        record = EpisodeRecord(
+            episode_id=episode_id, agent=self.agent_name, harness_id=h.spec.id, task=task, seed=seed,
+            success=verdict.success, episode_return=h.total_reward, env_steps=h.t, terminated=h.terminated,
+            truncated=h.truncated, failure_cause=failure[0] if failure else None,
+            failure_detail=failure[1] if failure else None, decisions=decisions, steps=h.steps,
+            llm_calls=sum(not c.cached for c in llm), prompt_tokens=sum(c.prompt_tokens for c in llm),
+            completion_tokens=sum(c.completion_tokens for c in llm), cost_usd=sum(c.cost_usd for c in llm),
+            wall_s=wall_s, extra={"success_source": verdict.source},
+        )
+        self.on_event("end", {"record": record})
+        return record
+
+
+def run_episode(task: str, harness: Harness, planner: Planner, library: Any = None,
+                seed: int | None = None, settings: AgentSettings | None = None,
+                on_event: EventHook | None = None) -> EpisodeRecord:
+    return Agent(planner, library, settings, on_event).run(task, harness, seed=seed)

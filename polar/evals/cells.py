@@ -1,0 +1,68 @@
+"""A cell is one (agent, harness, seed) of a suite: the unit the runner prepares, plays,
+persists to `<out>/cells/<agent>/<harness>/seed-<s>.json` and reuses on resume.
+
+A persisted cell carries a key: a hash of the suite fields that decide its result plus the
+fingerprint of the files its agent's config only names (planner profile, skill library,
+training recipe, checkpoint). A cell whose key no longer matches is run again.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+from polar.episode import EpisodeRecord
+from polar.evals.agents import EvalAgent, Preparation, RandomAgent
+from polar.evals.planner_agent import PlannerAgent
+from polar.evals.rl_agent import PureRLAgent
+from polar.evals.suite import Cell, Suite, SuiteAgent
+
+CELL_FORMAT = "polar.evals.cell/1"
+AGENT_CLASSES: dict[str, type[EvalAgent]] = {c.kind: c for c in (RandomAgent, PlannerAgent, PureRLAgent)}
+
+
+class CellResult(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    format: str = CELL_FORMAT
+    cell: Cell
+    key: str  # cell_key: a changed config or input file invalidates the cell
+    agent_kind: str
+    harness_id: str
+    prep: Preparation
+    episodes: list[EpisodeRecord]
+    wall_s: float
+    finished_at: str
+
+
+def make_agent(config: SuiteAgent) -> EvalAgent:
+    return AGENT_CLASSES[config.kind](config)
+
+
+def cell_path(out_dir: Path, cell: Cell) -> Path:
+    return out_dir / "cells" / f"{cell.slug}.json"
+
+
+def cell_key(suite: Suite, cell: Cell, cache: dict[str, str] | None = None) -> str:
+    """Suite.cell_key plus the fingerprint of the files the agent points to (cached per agent)."""
+    cache = {} if cache is None else cache
+    if cell.agent not in cache:
+        config = suite.agent(cell.agent)
+        cache[cell.agent] = AGENT_CLASSES[config.kind].inputs_fingerprint(config)
+    return suite.cell_key(cell, cache[cell.agent])
+
+
+def load_cell(out_dir: Path, suite: Suite, cell: Cell, key: str | None = None) -> CellResult | None:
+    """The persisted result of a cell if it is complete and still matches the suite."""
+    p = cell_path(out_dir, cell)
+    if not p.is_file():
+        return None
+    try:
+        res = CellResult.model_validate(json.loads(p.read_text()))
+    except (ValueError, OSError):
+        return None  # unreadable (e.g. written by another version): run it again
+    if res.key != (key or cell_key(suite, cell)) or len(res.episodes) != suite.episodes:
+        return None
+    return res
