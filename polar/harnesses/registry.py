@@ -37,7 +37,7 @@ class HarnessFile(StrictModel):
 
 
 @dataclass(frozen=True)
-class HarnessEntry:
+class HarnessListing:
     id: str
     kind: str  # "yaml" | "gym" | "minigrid"
     source: str
@@ -54,15 +54,15 @@ def _yaml_specs() -> dict[str, Path]:
     return found
 
 
-def list_harnesses(include_registered: bool = False) -> list[HarnessEntry]:
-    entries = [HarnessEntry(name, "yaml", str(p)) for name, p in sorted(_yaml_specs().items())]
+def list_harnesses(include_registered: bool = False) -> list[HarnessListing]:
+    entries = [HarnessListing(name, "yaml", str(p)) for name, p in sorted(_yaml_specs().items())]
     if include_registered:
         import minigrid  # noqa: F401 - registers MiniGrid/BabyAI ids
 
         for env_id, spec in sorted(gym.registry.items()):
             ep = str(spec.entry_point)
             kind = "minigrid" if "minigrid" in ep else "gym"
-            entries.append(HarnessEntry(f"{kind}:{env_id}", kind, ep))
+            entries.append(HarnessListing(f"{kind}:{env_id}", kind, ep))
     return entries
 
 
@@ -115,6 +115,6 @@ def make_harness(harness_id: str, **kwargs: Any) -> Harness:
     )
 
 
-def make_env(harness_id: str, **kwargs: Any) -> gym.Env:
+def make_harness_env(harness_id: str, **kwargs: Any) -> gym.Env:
     """A gymnasium.Env view of a harness (for vector envs and RL)."""
     return HarnessEnv(make_harness(harness_id, **kwargs))

@@ -1,6 +1,6 @@
 """Making training envs from harness ids, and batching them into vector envs.
 
-`make_env` goes through `polar.harnesses.registry.make_env` (ids like `gym:CartPole-v1`,
+Envs come from `polar.harnesses.registry.make_harness_env` (ids like `gym:CartPole-v1`,
 `minigrid:MiniGrid-DoorKey-5x5-v0`, `keydoor` or a harness YAML path). Observation keys the
 encoder cannot use (MiniGrid's `mission` text) are filtered out here so vector envs can
 batch the rest.
@@ -15,13 +15,8 @@ import gymnasium as gym
 from gymnasium.vector import AutoresetMode, SyncVectorEnv
 
 from polar.errors import HarnessError
+from polar.harnesses.registry import make_harness_env
 from polar.rl.networks import obs_leaves
-
-
-def make_env(harness_id: str, **kwargs: Any) -> gym.Env:
-    from polar.harnesses.registry import make_env as registry_make_env
-
-    return registry_make_env(harness_id, **kwargs)
 
 
 class _KeepEncodable(gym.ObservationWrapper):
@@ -35,7 +30,7 @@ class _KeepEncodable(gym.ObservationWrapper):
 
 
 def make_training_env(harness_id: str, **kwargs: Any) -> gym.Env:
-    env = make_env(harness_id, **kwargs)
+    env = make_harness_env(harness_id, **kwargs)
     space = env.observation_space
     if isinstance(space, gym.spaces.Dict) and set(obs_leaves(space)) != set(space.spaces):
         env = _KeepEncodable(env)

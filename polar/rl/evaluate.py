@@ -1,4 +1,9 @@
-"""Deterministic evaluation on seeds disjoint from training; the normaliser stays frozen."""
+"""Deterministic evaluation on seeds disjoint from training; the normaliser stays frozen.
+
+The episodes run in lockstep in one vector env with batched inference, which is why this is
+not `polar.harnesses.rollout.play_episode` (one `policy.act` per step); success is judged by
+the same rule as every other episode in Polar (`polar.harnesses.rollout.judge`).
+"""
 
 from __future__ import annotations
 
@@ -8,16 +13,24 @@ import numpy as np
 import torch
 from gymnasium.vector import AutoresetMode
 
+from polar.harnesses.rollout import judge
 from polar.rl.envs import make_vector_env
 from polar.rl.policy import Policy
 from polar.rl.rollout import Collector, as_obs_dict
 
 
+def _sub_info(info: dict[str, Any], i: int) -> dict[str, Any]:
+    """Sub-env i's entries of a vector env's info dict (arrays masked by `_key`)."""
+    return {k: v[i] for k, v in info.items()
+            if not k.startswith("_") and info.get(f"_{k}", np.ones(len(v), bool))[i]}
+
+
 @torch.inference_mode()
-def evaluate(policy: Policy, harness_id: str, episodes: int, seed: int,
-             harness_kwargs: dict[str, Any] | None = None, max_steps: int = 100_000) -> dict[str, Any]:
+def evaluate_policy(policy: Policy, harness_id: str, episodes: int, seed: int,
+                    harness_kwargs: dict[str, Any] | None = None, max_steps: int = 100_000) -> dict[str, Any]:
     """Run `episodes` episodes (one per sub-env, seeds seed..seed+episodes-1) deterministically."""
     env = make_vector_env([harness_id] * episodes, harness_kwargs, AutoresetMode.SAME_STEP)
+    spec = env.envs[0].unwrapped.harness.spec
     col = Collector(env, seed=seed)
     returns = np.full(episodes, np.nan)
     lengths = np.zeros(episodes, dtype=np.int64)
@@ -38,8 +51,11 @@ def evaluate(policy: Policy, harness_id: str, episodes: int, seed: int,
                 fin = info.get("final_info", {})
                 for i in np.flatnonzero(done):
                     returns[i] = ep_ret[i]
-                    if "success" in fin and fin.get("_success", np.ones(episodes, bool))[i]:
-                        success[i] = float(fin["success"][i])
+                    # the sub-env has already reset: its goal predicates are gone, its info is not
+                    verdict = judge(spec, info=_sub_info(fin, i), terminated=bool(term[i]),
+                                    truncated=bool(trunc[i]), episode_return=float(ep_ret[i]))
+                    if verdict.success is not None:
+                        success[i] = float(verdict.success)
             if not np.isnan(returns).any():
                 break
     finally:

@@ -48,7 +48,6 @@ class Collector:
         self.n = env.num_envs
         self.space = env.single_observation_space
         self.keys = obs_keys(self.space)
-        self.dict_space = isinstance(self.space, gym.spaces.Dict)
         mode = env.metadata.get("autoreset_mode", AutoresetMode.NEXT_STEP)
         self.mode = AutoresetMode(mode) if not isinstance(mode, AutoresetMode) else mode
         if self.mode == AutoresetMode.DISABLED:
@@ -66,9 +65,6 @@ class Collector:
             obs, _ = self.env.reset(seed=self.seed)
             self.obs = as_obs_dict(obs, self.space)
         return self.obs
-
-    def env_obs(self, obs: dict[str, np.ndarray]) -> Any:
-        return obs if self.dict_space else obs["obs"]
 
     def step(self, actions: np.ndarray) -> dict[str, Any]:
         """One vector step. Returns obs, real next obs, reward, terminated, truncated, valid."""

@@ -24,7 +24,7 @@ from polar.rl.buffers import ReplayBuffer
 from polar.rl.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
 from polar.rl.config import TrainConfig
 from polar.rl.envs import make_vector_env
-from polar.rl.evaluate import evaluate
+from polar.rl.evaluate import evaluate_policy
 from polar.rl.policy import Policy
 from polar.rl.ppo import PPO
 from polar.rl.rollout import Collector, EpisodeStats, collect_ppo, collect_sac
@@ -109,7 +109,7 @@ class Trainer:
         self.pool: Any = None
         self._envs_state: Any = None
         self._tb: Any = None
-        self.hooks: list[Callable[[Trainer], None]] = []  # called after every update (tests)
+        self.hooks: list[Callable[[Trainer], None]] = []  # called after every update (e.g. eval curves)
 
     # ---- resume ------------------------------------------------------------------
 
@@ -225,7 +225,7 @@ class Trainer:
     def evaluate(self) -> dict[str, Any]:
         cfg = self.cfg
         ids = list(dict.fromkeys([cfg.harness] if isinstance(cfg.harness, str) else cfg.harness))
-        per = [evaluate(self.policy, h, cfg.eval_episodes, cfg.eval_seed, cfg.harness_kwargs) for h in ids]
+        per = [evaluate_policy(self.policy, h, cfg.eval_episodes, cfg.eval_seed, cfg.harness_kwargs) for h in ids]
         rets = [r["mean_return"] for r in per]
         out: dict[str, Any] = {
             "mean_return": float(np.mean(rets)),

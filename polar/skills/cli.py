@@ -111,45 +111,29 @@ def register_cmd(
 
 
 def _run_provenance(run_dir: Path) -> dict[str, Any]:
-    """What a run dir says about itself: config hash, harnesses, env steps (when written)."""
-    from polar.skills.model import sha256_file
+    """What a `polar train` run dir says about itself: the hash of its config.yaml, the
+    harnesses it trained on, and from eval.json its env steps and final success rate."""
+    from polar.config import read_yaml
+    from polar.skills.model import Measurement, sha256_file
 
     out: dict[str, Any] = {"source": str(run_dir)}
-    for cand in ("config.yaml", "config.yml", "config.json", "train.yaml"):
-        p = run_dir / cand
-        if p.is_file():
-            out["training_config_hash"] = sha256_file(p)
-            from polar.config import read_yaml
-
-            cfg = read_yaml(p)
-            if isinstance(cfg, dict) and cfg.get("harness"):
-                h = cfg["harness"]
-                out["trained_on"] = [h] if isinstance(h, str) else list(h)
-            break
-    # eval.json is what `polar train` writes: env steps and the final deterministic evaluation
-    for cand in ("eval.json", "metrics.json", "summary.json", "state.json"):
-        p = run_dir / cand
-        if not p.is_file():
-            continue
-        try:
-            d = json.loads(p.read_text())
-        except (OSError, json.JSONDecodeError):
-            continue
-        if not isinstance(d, dict):
-            continue
-        for key in ("env_steps", "global_step", "steps"):
-            if isinstance(d.get(key), int):
-                out["env_steps"] = d[key]
-                break
+    config = run_dir / "config.yaml"
+    if config.is_file():
+        out["training_config_hash"] = sha256_file(config)
+        cfg = read_yaml(config)
+        if isinstance(cfg, dict) and cfg.get("harness"):
+            h = cfg["harness"]
+            out["trained_on"] = [h] if isinstance(h, str) else list(h)
+    done = run_dir / "eval.json"
+    if done.is_file():
+        d = json.loads(done.read_text())
+        if isinstance(d.get("env_steps"), int):
+            out["env_steps"] = d["env_steps"]
         rate, episodes = d.get("success_rate"), d.get("episodes")
-        if cand == "eval.json" and isinstance(rate, (int, float)) and isinstance(episodes, int) and episodes:
-            from polar.skills.model import Measurement
-
+        if isinstance(rate, (int, float)) and isinstance(episodes, int) and episodes:
             out["success"] = Measurement.from_counts(
                 round(rate * episodes), episodes, harness=",".join(out.get("trained_on", [])) or None
             ).model_dump(mode="json")
-        if "env_steps" in out:
-            break
     return out
 
 

@@ -329,8 +329,8 @@ def load_skill_policy(skill: Skill) -> Any:
     from safetensors import SafetensorError
     from safetensors.torch import load_file
 
-    # Skill networks are tiny: one thread per forward pass is fastest, and on a loaded machine
-    # torch's default pool made each step ~30x slower (measured with polar skills eval).
+    # Skill networks are tiny: one thread per forward pass beats torch's thread pool, which
+    # contends with everything else on a loaded machine.
     torch.set_num_threads(1)
     try:
         tensors = load_file(str(wfile))

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
-from polar.harnesses import HarnessEnv, make_env, make_harness
+from polar.harnesses import HarnessEnv, make_harness, make_harness_env
 from polar.harnesses.spaces import space_to_spec, spec_to_space
 
 IDS = ["gym:CartPole-v1", "gym:Pendulum-v1", "minigrid:MiniGrid-DoorKey-8x8-v0",
@@ -11,7 +11,7 @@ IDS = ["gym:CartPole-v1", "gym:Pendulum-v1", "minigrid:MiniGrid-DoorKey-8x8-v0",
 
 @pytest.mark.parametrize("harness_id", IDS)
 def test_env_checker_passes(harness_id):
-    env = make_env(harness_id)
+    env = make_harness_env(harness_id)
     check_env(env, skip_render_check=True)
     env.close()
 

@@ -73,8 +73,8 @@ def _matches(o: WorldObj | None, obj: str, color: str | None) -> bool:
 def _encode_grid(env: MiniGridEnv, obj: str, color: str | None, pad: int) -> tuple[np.ndarray, list[tuple[int, int]]]:
     """The whole grid as [W + 2 pad, H + 2 pad, 4] (walls outside) plus matching positions.
 
-    Walks `grid.grid` directly: most cells are None, so this is several times faster than
-    `Grid.encode()` on big grids (it runs every env step).
+    Walks `grid.grid` directly rather than calling `Grid.encode()`: most cells are None, and
+    this runs every env step.
     """
     w, h = env.width, env.height
     out = np.empty((w + 2 * pad, h + 2 * pad, 4), np.uint8)
