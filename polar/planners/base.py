@@ -17,7 +17,7 @@ class SkillInfo(BaseModel):
 
     name: str
     version: int | None = None
-    kind: str = "policy"  # policy | code | primitive
+    kind: str = "policy"  # policy | primitive
     description: str
     parameters: dict[str, list[str] | str] = Field(default_factory=dict)  # name -> choices/type
     preconditions: list[str] = Field(default_factory=list)
