@@ -65,3 +65,22 @@ def test_coerce_action_per_space() -> None:
     with pytest.raises(SandboxOutputError, match="integer"):
         coerce_action(True, gym.spaces.Discrete(3))
     assert coerce_action({"a": 1}, gym.spaces.Dict({"a": gym.spaces.Discrete(2)})) == {"a": 1}
+
+
+def test_a_game_that_dies_under_the_code_is_a_harness_error_not_ok() -> None:
+    """The code ran fine; the game died: the outcome says so (never "ok")."""
+    with make_harness("gym:CartPole-v1") as harness:
+        steps = 0
+        step = harness.step
+
+        def dying_step(action):
+            nonlocal steps
+            steps += 1
+            if steps == 4:
+                raise BrokenPipeError("game process exited with signal 9")
+            return step(action)
+
+        harness.step = dying_step
+        out = run_policy(BALANCE, harness, backend="restricted", seed=0).outcome
+    assert not out.success and out.cause == "harness-error" and out.stopped_by == "error"
+    assert out.steps == 3 and "BrokenPipeError" in out.harness_error and out.error_type is None
