@@ -80,12 +80,13 @@ def markdown(results: Results, plots: list[str]) -> str:
     parts = [f"# Eval report: {results.suite}", ""]
     if results.description:
         parts += [results.description.strip(), ""]
+    unknown = (" Success is \"unknown\" where the harness reports none and declares no success "
+               "rule: compare returns there." if any(r.success.n == 0 for r in results.rows) else "")
     parts += [
         f"Seeds {results.seeds}, {results.episodes_per_cell} episodes per agent x harness x seed; "
         f"generated {results.created}. Success intervals are Wilson 95%; return intervals are "
         "95% percentile bootstrap over episodes. Train env steps count each distinct training "
-        "run or pretrained skill once. Success is \"unknown\" where the harness reports none and "
-        "declares no success rule: compare returns there.", "",
+        f"run or pretrained skill once.{unknown}", "",
         _md_table(TABLE_HEADER, table_rows(results)), "",
         "## Totals per agent", "", _md_table(TOTALS_HEADER, totals_rows(results)), "",
     ]
