@@ -31,7 +31,7 @@ from polar.sandboxes.base import (
     SandboxUnavailable,
 )
 from polar.sandboxes.worker_host import Channel, WorkerSandbox, death_from_status, worker_config
-from polar.wire import HEADER, ChannelClosed, ChannelTimeout, ProtocolError, decode, pack_frame
+from polar.wire import HEADER, ChannelClosed, ChannelTimeout, FrameTooLarge, ProtocolError, decode
 
 _MUX = struct.Struct(">BxxxI")
 
@@ -46,9 +46,9 @@ class AttachChannel:
         self._out = bytearray()  # the worker's stdout, demultiplexed
         self.stderr = bytearray()
 
-    def send(self, obj: Any) -> None:
+    def send_frame(self, frame: bytes, timeout: float | None = None) -> None:
         try:
-            self.sock.sendall(pack_frame(obj, self.max_frame))
+            self.sock.sendall(frame)
         except OSError:
             raise ChannelClosed("the container's stdin is closed") from None
 
@@ -81,7 +81,7 @@ class AttachChannel:
             self._fill(deadline)
         (length,) = HEADER.unpack_from(self._out)
         if length > self.max_frame:
-            raise ProtocolError(f"incoming frame of {length} bytes exceeds the limit of "
+            raise FrameTooLarge(f"incoming frame of {length} bytes exceeds the limit of "
                                 f"{self.max_frame} bytes")
         while len(self._out) < HEADER.size + length:
             self._fill(deadline)

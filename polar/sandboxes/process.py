@@ -25,7 +25,7 @@ from pathlib import Path
 
 from polar.sandboxes.base import SandboxError, SandboxLimits, SandboxUnavailable
 from polar.sandboxes.worker_host import Channel, WorkerSandbox, death_from_status, worker_config
-from polar.wire import SpinChannel
+from polar.wire import FramedChannel
 
 NOBODY = 65534
 _HERE = Path(__file__).resolve().parent
@@ -168,7 +168,7 @@ class ProcessSandbox(WorkerSandbox):
         except OSError as err:
             raise SandboxUnavailable(f"cannot start the sandbox worker: {err}") from None
         assert self._proc.stdin is not None and self._proc.stdout is not None
-        return SpinChannel(self._proc.stdout.fileno(), self._proc.stdin.fileno(),
+        return FramedChannel(self._proc.stdout.fileno(), self._proc.stdin.fileno(),
                            self.limits.output_bytes + 8192, self.spin_us * 1e-6)
 
     def _kill(self) -> None:

@@ -262,11 +262,16 @@ _MAX_BACKOFF = 1024
 
 
 class Channel:
-    """Frames over the protocol fds. After each reply the host usually sends its next request
+    """Frames over the protocol fds: the stdlib-only twin of `polar.wire.FramedChannel`, kept
+    on purpose (this file runs inside the sandbox on a bare standard library, and must not
+    import Polar or msgpack); tests/sandboxes/test_worker_channel.py holds the two to the same
+    frames. No size limit on incoming frames: the host is trusted, and RLIMIT_AS bounds it.
+
+    After each reply the host usually sends its next request
     within microseconds, while waking a process asleep in read() costs 70-100 us on an idle
     machine: so `_fill` first busy-polls the non-blocking fd for up to `spin_s` (yielding the
     CPU between polls, as the host may need it), then sleeps in select(). The spin backs off
-    as `polar.wire.SpinChannel`'s does: misses double the number of waits that skip it, hits
+    as `polar.wire.FramedChannel`'s does: misses double the number of waits that skip it, hits
     halve it, so a mostly-missing spin (a slow host, a busy machine) stays mostly off."""
 
     def __init__(self, rfd: int, wfd: int, spin_s: float = 0.0) -> None:

@@ -22,13 +22,22 @@ from polar.sandboxes.base import (
     SandboxViolation,
     to_plain,
 )
-from polar.wire import ChannelClosed, ChannelTimeout, ProtocolError
+from polar.wire import (
+    DEFAULT_MAX_FRAME,
+    ChannelClosed,
+    ChannelTimeout,
+    FrameEncoder,
+    FrameTooLarge,
+    ProtocolError,
+)
 
 FRAME_OVERHEAD = 64  # bytes of reply envelope around the value itself
 
 
 class Channel(Protocol):
-    def send(self, obj: Any) -> None: ...
+    """A `polar.wire.FramedChannel` whose incoming frames are capped near `output_bytes`."""
+
+    def send_frame(self, frame: bytes, timeout: float | None = None) -> None: ...
 
     def recv(self, timeout: float | None = None) -> Any: ...
 
@@ -122,6 +131,9 @@ class WorkerSandbox(Sandbox):
         super().__init__(limits)
         self._chan: Channel | None = None
         self._loaded = False
+        # Requests (sources up to max_source_bytes, large observations) are not bound by the
+        # reply limit the channel enforces on incoming frames.
+        self._encode = FrameEncoder(DEFAULT_MAX_FRAME)
 
     # --- what a backend provides
 
@@ -168,8 +180,12 @@ class WorkerSandbox(Sandbox):
         function's name: error texts are built only on an error, as this runs once per call."""
         assert self._chan is not None
         try:
-            if msg is not None:
-                self._chan.send(msg)
+            frame = None if msg is None else self._encode(msg)
+        except ProtocolError as err:  # e.g. arguments over 64 MB; the worker is untouched
+            raise SandboxError(f"cannot send {_describe(what, is_call)} to the sandbox: {err}") from None
+        try:
+            if frame is not None:
+                self._chan.send_frame(frame, timeout)
             reply = self._chan.recv(timeout)
         except ChannelTimeout:
             self._fail()
@@ -180,11 +196,12 @@ class WorkerSandbox(Sandbox):
             err = self._death()
             self._fail()
             raise err from None
+        except FrameTooLarge:
+            self._fail()
+            raise SandboxOutputError(f"{_describe(what, is_call)} returned more than the output limit of "
+                                     f"{self.limits.output_bytes} bytes (limits.output_bytes)") from None
         except ProtocolError as perr:
             self._fail()
-            if "exceeds the limit" in str(perr):
-                raise SandboxOutputError(f"{_describe(what, is_call)} returned more than the output limit of "
-                                         f"{self.limits.output_bytes} bytes (limits.output_bytes)") from None
             raise SandboxCrash(f"the sandbox broke the protocol: {perr}") from None
         try:
             return reply_value(reply)
