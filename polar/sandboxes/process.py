@@ -24,7 +24,13 @@ import tempfile
 from pathlib import Path
 
 from polar.sandboxes.base import SandboxError, SandboxLimits, SandboxUnavailable
-from polar.sandboxes.worker_host import Channel, WorkerSandbox, death_from_status, worker_config
+from polar.sandboxes.worker_host import (
+    SPIN_US,
+    Channel,
+    WorkerSandbox,
+    death_from_status,
+    worker_config,
+)
 from polar.wire import FramedChannel
 
 NOBODY = 65534
@@ -125,10 +131,7 @@ class ProcessSandbox(WorkerSandbox):
     backend = "process"
     mode = "plain"
     require_isolation = True
-    # Both ends busy-poll this long for the other's next frame before sleeping (adaptive:
-    # a mostly-missing spin turns itself off). On an idle machine a sleeping reader costs
-    # 70-100 us per wake-up, several times a small call; 0 disables the spin.
-    spin_us = 100.0
+    spin_us = SPIN_US
 
     def __init__(self, limits: SandboxLimits | None = None, python: str | None = None) -> None:
         super().__init__(limits)

@@ -3,7 +3,8 @@
 It is started by the host as `python3 -I -S -B worker.py CONFIG_JSON` and must run on a bare
 Python standard library (the container image has no msgpack), so it carries its own small
 msgpack codec for the subset the protocol uses: nil, bool, int, float, str, bin, array and
-map. It speaks `polar/wire.py` frames (4-byte big-endian length + msgpack) over fds 0/1;
+map. It speaks `polar/wire.py` frames (4-byte big-endian length + msgpack) over fds 0/1, or
+over the Unix socket named by the config's `connect` (the docker backend);
 the host decodes with the real msgpack, so the two must stay byte-compatible (a test
 round-trips every type through both).
 
@@ -501,9 +502,17 @@ def _error_reply(kind: str, err: BaseException, limit: int) -> bytes:
 
 
 def serve(cfg: dict) -> None:
-    # Keep private copies of the protocol fds and point 0/1/2 at /dev/null, so print() or a
-    # stray write by the code cannot corrupt the frame stream.
-    rfd, wfd = os.dup(0), os.dup(1)
+    # The protocol runs over fds 0/1, or (the docker backend) over a Unix socket the host
+    # listens on. Keep private copies of its fds and point 0/1/2 at /dev/null, so print() or
+    # a stray write by the code cannot corrupt the frame stream.
+    if cfg.get("connect"):
+        import socket
+
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.connect(cfg["connect"])
+        rfd = wfd = sock.detach()
+    else:
+        rfd, wfd = os.dup(0), os.dup(1)
     null = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(null, fd)

@@ -32,6 +32,10 @@ from polar.wire import (
 )
 
 FRAME_OVERHEAD = 64  # bytes of reply envelope around the value itself
+# Both ends of a worker channel busy-poll this long for the other's next frame before
+# sleeping (adaptive: a mostly-missing spin turns itself off). On an idle machine a sleeping
+# reader costs 70-100 us per wake-up, several times a small call; 0 disables the spin.
+SPIN_US = 100.0
 
 
 class Channel(Protocol):

@@ -34,7 +34,7 @@ from polar.harnesses.connector.protocol import (
     PROTOCOL_VERSION,
 )
 from polar.harnesses.spaces import space_to_spec
-from polar.wire import DEFAULT_MAX_FRAME, ChannelClosed, FrameTooLarge, FramedChannel
+from polar.wire import DEFAULT_MAX_FRAME, ChannelClosed, FramedChannel, FrameTooLarge
 
 _OPTIONAL_SPEC_FIELDS = ("action_meanings", "max_steps", "reward_range", "reports_success",
                          "predicate_vocabulary", "description")
