@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from polar.episode import DecisionRecord, EpisodeRecord, LLMCallRecord, StepRecord
@@ -28,6 +28,7 @@ from polar.planners.decisions import (
     SubTask,
     describe_decision,
 )
+from polar.sandboxes.profiles import SandboxProfile
 
 EventHook = Callable[[str, dict[str, Any]], None]
 
@@ -99,7 +100,9 @@ class AgentConfig:
     max_env_steps: int | None = None  # defaults to the harness's own step limit
     history_len: int = 8  # outcomes shown to the planner
     skills_shown: int = 12
-    sandbox_backend: str = "process"
+    # The sandbox profile policy code runs under (polar.sandboxes.profiles.resolve_sandbox);
+    # None refuses policy code (`sandbox: none`).
+    sandbox: SandboxProfile | None = field(default_factory=SandboxProfile)
     record_steps: bool = True
 
 
@@ -152,11 +155,15 @@ class Agent:
 
     def _run_code(self, code: PolicyCode, h: RecordingHarness, obs: Any) -> tuple[dict[str, Any], Any, str | None]:
         """Run policy code in the sandbox from the current state; returns (outcome, obs, cause)."""
-        from polar.sandboxes.policy_runner import run_policy
+        from polar.sandboxes.policy_runner import PolicyOutcome, run_policy
 
         cap = code.max_steps or (h.max_steps - h.t if h.max_steps else 500)
-        res = run_policy(code.source, h, entrypoint=code.entrypoint, max_steps=cap,
-                         backend=self.config.sandbox_backend, obs=obs)
+        if self.config.sandbox is None:
+            res = PolicyOutcome(0, 0.0, None, False, False, "error", "SandboxDisabled",
+                                "policy code is disabled here (sandbox: none); use skills")
+        else:
+            res = run_policy(code.source, h, profile=self.config.sandbox,
+                             entrypoint=code.entrypoint, max_steps=cap, obs=obs)
         out = {**res.to_dict(), "episode_return": res.total_return, "reason": res.feedback(),
                "success": res.error_type is None and res.success is not False}
         cause = "sandbox-error" if res.error_type else (None if out["success"] else "skill-failure")

@@ -62,10 +62,6 @@ class SandboxUnavailable(SandboxError):
     """The backend's isolation cannot be set up on this machine; nothing was run."""
 
 
-class SandboxStepLimit(SandboxError):
-    """The code drove the harness for more environment steps than allowed."""
-
-
 class SandboxLimits(StrictModel):
     """Limits every backend enforces. Memory and CPU are enforced by the kernel (rlimits /
     cgroups), wall time by a watchdog in the host that kills the sandbox."""

@@ -18,14 +18,8 @@ import numpy as np
 
 from polar.harnesses.base import Harness
 from polar.harnesses.spaces import describe_space, space_to_spec
-from polar.sandboxes.base import (
-    Sandbox,
-    SandboxError,
-    SandboxLimits,
-    SandboxOutputError,
-    make_sandbox,
-    to_plain,
-)
+from polar.sandboxes.base import Sandbox, SandboxError, SandboxOutputError, to_plain
+from polar.sandboxes.profiles import SandboxProfile
 
 
 @dataclass
@@ -100,10 +94,9 @@ def run_policy(
     source: str,
     harness: Harness,
     *,
+    profile: SandboxProfile | None = None,
     entrypoint: str = "act",
     max_steps: int | None = None,
-    backend: str = "process",
-    limits: SandboxLimits | None = None,
     seed: int | None = None,
     sandbox: Sandbox | None = None,
     obs: Any = None,
@@ -112,13 +105,17 @@ def run_policy(
     raises for the code's faults. With `obs` (the current observation) it continues the
     running episode, as the agent loop does; without, it resets the harness with `seed`.
 
-    The step cap is the smaller of `max_steps` and `limits.max_env_steps`. Pass `sandbox` to
-    reuse a started one (e.g. from a pool); it is then left open for the caller."""
-    limits = sandbox.limits if sandbox is not None else (limits or SandboxLimits())
+    `profile` (see `profiles.resolve_sandbox`) says which backend runs the code and with
+    which limits (default: `SandboxProfile()`, the process backend with default limits).
+    The step cap is the smaller of `max_steps` and the limits' `max_env_steps`. Pass
+    `sandbox` to reuse a started one (e.g. from a pool): its own limits apply, and it is
+    left open for the caller."""
+    profile = profile or SandboxProfile()
+    limits = sandbox.limits if sandbox is not None else profile.limits
     cap = min(max_steps or limits.max_env_steps, limits.max_env_steps)
     space = harness.action_space
     own = sandbox is None
-    box = sandbox or make_sandbox(backend, limits)
+    box = sandbox or profile.make()
     t0 = time.perf_counter()
     steps, total, success = 0, 0.0, None
     terminated = truncated = False
