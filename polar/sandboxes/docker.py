@@ -49,6 +49,7 @@ from polar.sandboxes.base import (
     SandboxUnavailable,
 )
 from polar.sandboxes.worker_host import (
+    NOBODY,
     SPIN_US,
     Channel,
     WorkerSandbox,
@@ -57,7 +58,6 @@ from polar.sandboxes.worker_host import (
 )
 from polar.wire import FramedChannel, ProtocolError
 
-NOBODY = 65534
 CHANNEL_DIR = "/run/polar"  # where the socket's directory appears inside the container
 CHANNEL_NAME = "channel.sock"
 LABEL = "polar.sandbox"

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from polar.sandboxes.base import SandboxError, SandboxLimits, SandboxUnavailable
 from polar.sandboxes.worker_host import (
+    NOBODY,
     SPIN_US,
     Channel,
     WorkerSandbox,
@@ -33,7 +34,6 @@ from polar.sandboxes.worker_host import (
 )
 from polar.wire import FramedChannel
 
-NOBODY = 65534
 _HERE = Path(__file__).resolve().parent
 
 

@@ -36,6 +36,7 @@ FRAME_OVERHEAD = 64  # bytes of reply envelope around the value itself
 # sleeping (adaptive: a mostly-missing spin turns itself off). On an idle machine a sleeping
 # reader costs 70-100 us per wake-up, several times a small call; 0 disables the spin.
 SPIN_US = 100.0
+NOBODY = 65534  # the unprivileged uid/gid every worker runs as
 
 
 class Channel(Protocol):
