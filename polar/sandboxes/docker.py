@@ -255,14 +255,28 @@ def _accept(listener: socket.socket, container: Any, timeout: float) -> socket.s
             logs = container.logs(stdout=True, stderr=True)[-500:].decode(errors="replace")
             raise SandboxUnavailable(f"the sandbox container exited before its worker connected; "
                                      f"its output: {logs.strip() or '(none)'}")
-    if os.geteuid() == 0:
-        _, uid, _ = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED,
-                                                        struct.calcsize("3i")))
-        if uid != NOBODY:
-            conn.close()
-            raise SandboxUnavailable(f"refusing a channel connection from uid {uid}, not the "
-                                     f"sandbox user {NOBODY}")
+    problem = _peer_problem(conn, container.id)
+    if problem:
+        conn.close()
+        raise SandboxUnavailable(f"refusing a channel connection: {problem}")
     return conn
+
+
+def _peer_problem(conn: socket.socket, container_id: str) -> str | None:
+    """Why the connected peer is not this container's worker (None: it is). The kernel says
+    who connected (SO_PEERCRED): it must be uid 65534 (when we run as root) and a process in
+    this container's cgroup, not another sandbox user racing for the socket."""
+    pid, uid, _ = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED,
+                                                      struct.calcsize("3i")))
+    if os.geteuid() == 0 and uid != NOBODY:
+        return f"the peer runs as uid {uid}, not the sandbox user {NOBODY}"
+    try:
+        cgroups = Path(f"/proc/{pid}/cgroup").read_text()
+    except OSError:
+        return None if pid == 0 else f"cannot read the cgroup of the peer (pid {pid})"
+    if container_id not in cgroups:
+        return f"the peer (pid {pid}) is not in the container {container_id[:12]}"
+    return None
 
 
 def start_container(client: Any, image: str, python: str, init: str,

@@ -103,3 +103,16 @@ def test_a_crash_is_a_typed_error_with_the_exit_status(docker_engine) -> None:
         box.load("import os\ndef f():\n    os._exit(7)\n")
         with pytest.raises(SandboxCrash, match="exited with status 7"):
             box.call("f")
+
+
+def test_only_the_containers_own_worker_may_hold_the_channel() -> None:
+    """A peer that is not uid 65534 in that container's cgroup (here: this test process)."""
+    import socket
+
+    from polar.sandboxes.docker import _peer_problem
+
+    a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    with a, b:
+        problem = _peer_problem(a, "f" * 64)
+    assert problem is not None
+    assert ("not the sandbox user 65534" in problem) if os.geteuid() == 0 else ("not in the container" in problem)
