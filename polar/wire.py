@@ -232,15 +232,17 @@ class FramedChannel:
             if self._skip_spins:
                 self._skip_spins -= 1
             else:
-                chunk = self._spin_read(fd)
-                if chunk is not None:
-                    self._backoff = max(self._backoff // 2, 1)
-                    return chunk
+                chunk, hit = self._spin_read(fd)
                 # A miss: the peer is slow or the machine is busy, and spinning would only
                 # steal its CPU. Sleep for the next `backoff` waits; misses double the
                 # back-off, hits halve it, so a mostly-missing spin stays mostly off.
-                self._skip_spins = self._backoff
-                self._backoff = min(self._backoff * 2, _MAX_BACKOFF)
+                if hit:
+                    self._backoff = max(self._backoff // 2, 1)
+                else:
+                    self._skip_spins = self._backoff
+                    self._backoff = min(self._backoff * 2, _MAX_BACKOFF)
+                if chunk is not None:
+                    return chunk
         while True:
             wait = None if deadline is None else deadline - time.monotonic()
             if wait is not None and wait <= 0:
@@ -255,7 +257,10 @@ class FramedChannel:
             except ConnectionResetError:
                 return b""
 
-    def _spin_read(self, fd: int) -> bytes | None:
+    def _spin_read(self, fd: int) -> tuple[bytes | None, bool]:
+        """(what arrived while spinning or None, whether that was a hit). An answer that came
+        only after a yield handed the CPU to another process for a time slice is a miss: that
+        wait is what sleeping in select() avoids."""
         now = time.perf_counter
         spin_end = now() + self.spin_s
         while now() < spin_end:
@@ -263,12 +268,13 @@ class FramedChannel:
             # CPU, and a bare spin would hold it for a whole time slice.
             yield_cpu()
             try:
-                return os.read(fd, _READ_SIZE)
+                chunk = os.read(fd, _READ_SIZE)
             except BlockingIOError:
                 continue
             except ConnectionResetError:
-                return b""
-        return None
+                chunk = b""
+            return chunk, now() <= spin_end
+        return None, False
 
     def _fill(self, deadline: float | None) -> None:
         chunk = self._read_some(deadline)

@@ -51,7 +51,6 @@ from polar.sandboxes.base import (
 from polar.sandboxes.worker_host import (
     NOBODY,
     SPIN_US,
-    Channel,
     WorkerSandbox,
     death_from_status,
     worker_config,
@@ -442,7 +441,7 @@ class DockerSandbox(WorkerSandbox):
         self._image = image
         self._warm: WarmContainer | None = None
 
-    def _start(self) -> Channel:
+    def _start(self) -> FramedChannel:
         if self.pool is not None:
             self._warm = self.pool.acquire()
         else:

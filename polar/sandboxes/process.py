@@ -27,7 +27,6 @@ from polar.sandboxes.base import SandboxError, SandboxLimits, SandboxUnavailable
 from polar.sandboxes.worker_host import (
     NOBODY,
     SPIN_US,
-    Channel,
     WorkerSandbox,
     death_from_status,
     worker_config,
@@ -158,7 +157,7 @@ class ProcessSandbox(WorkerSandbox):
         cfg = worker_config(self.limits, self.mode, str(runtime / "lib"), self.spin_us)
         return [self.python, "-I", "-S", "-B", str(runtime / "worker.py"), json.dumps(cfg)]
 
-    def _start(self) -> Channel:
+    def _start(self) -> FramedChannel:
         argv = self._argv()
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the worker
         self._killed = False

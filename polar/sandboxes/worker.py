@@ -323,16 +323,24 @@ class Channel:
                         chunk = os.read(rfd, 1 << 16)
                     except BlockingIOError:
                         continue
-                    self._backoff = max(self._backoff // 2, 1)
+                    # Late (the yield handed the CPU to another process for a time slice):
+                    # that wait is what sleeping avoids, so it counts as a miss.
+                    self._spun(_now() <= spin_end)
                     return chunk
-                self._skip_spins = self._backoff
-                self._backoff = min(self._backoff * 2, _MAX_BACKOFF)
+                self._spun(False)
         while True:
             _select([rfd], [], [])
             try:
                 return os.read(rfd, 1 << 16)
             except BlockingIOError:  # spurious wake-up
                 continue
+
+    def _spun(self, hit: bool) -> None:
+        if hit:
+            self._backoff = max(self._backoff // 2, 1)
+        else:
+            self._skip_spins = self._backoff
+            self._backoff = min(self._backoff * 2, _MAX_BACKOFF)
 
     def send_raw(self, body: bytes) -> None:
         data = _HEADER.pack(len(body)) + body

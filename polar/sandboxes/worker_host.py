@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import signal
 from abc import abstractmethod
-from typing import Any, Protocol
+from typing import Any
 
 from polar.sandboxes.base import (
     Sandbox,
@@ -26,25 +26,17 @@ from polar.wire import (
     DEFAULT_MAX_FRAME,
     ChannelClosed,
     ChannelTimeout,
+    FramedChannel,
     FrameEncoder,
     FrameTooLarge,
     ProtocolError,
 )
 
-FRAME_OVERHEAD = 64  # bytes of reply envelope around the value itself
 # Both ends of a worker channel busy-poll this long for the other's next frame before
 # sleeping (adaptive: a mostly-missing spin turns itself off). On an idle machine a sleeping
 # reader costs 70-100 us per wake-up, several times a small call; 0 disables the spin.
 SPIN_US = 100.0
 NOBODY = 65534  # the unprivileged uid/gid every worker runs as
-
-
-class Channel(Protocol):
-    """A `polar.wire.FramedChannel` whose incoming frames are capped near `output_bytes`."""
-
-    def send_frame(self, frame: bytes, timeout: float | None = None) -> None: ...
-
-    def recv(self, timeout: float | None = None) -> Any: ...
 
 
 def worker_config(limits: SandboxLimits, mode: str, libdir: str | None = None,
@@ -134,7 +126,7 @@ class WorkerSandbox(Sandbox):
 
     def __init__(self, limits: SandboxLimits | None = None) -> None:
         super().__init__(limits)
-        self._chan: Channel | None = None
+        self._chan: FramedChannel | None = None
         self._loaded = False
         # Requests (sources up to max_source_bytes, large observations) are not bound by the
         # reply limit the channel enforces on incoming frames.
@@ -143,7 +135,7 @@ class WorkerSandbox(Sandbox):
     # --- what a backend provides
 
     @abstractmethod
-    def _start(self) -> Channel:
+    def _start(self) -> FramedChannel:
         """Start a worker; return its channel (the ready frame not yet read)."""
 
     @abstractmethod
