@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 import os
 import statistics
 import subprocess
@@ -34,6 +33,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from bench_results import Figure, script_command, write_result
 
 ROOT = Path(__file__).resolve().parents[1]
 KEYDOOR = ROOT / "harnesses" / "keydoor"
@@ -179,19 +179,27 @@ def report(r: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def figures(r: dict[str, Any]) -> list[Figure]:
+    rates = r["steps_per_s_median"]
+    return [
+        Figure("keydoor steps/s through the connector (stdio)", rates["stdio"], "steps/s",
+               GOAL_STEPS_PER_S),
+        Figure("keydoor steps/s through the connector (unix socket)", rates["unix"], "steps/s"),
+        Figure("keydoor steps/s in-process (the ceiling)", rates["in_process"], "steps/s"),
+    ]
+
+
+def save(r: dict[str, Any], command: str) -> None:
+    write_result("connector_bench", command, figures(r), r)
+
+
 @pytest.mark.bench
 def test_connector_throughput() -> None:
     r = run(steps=50_000, rounds=3)
     print(report(r))
-    _save(r)
+    save(r, script_command("connector_bench.py", ["--steps", "50000", "--rounds", "3"]))
     assert r["trajectories_identical"]
     assert r["goal_met"], report(r)
-
-
-def _save(r: dict[str, Any]) -> None:
-    out = ROOT / "benchmarks" / "results" / "connector_bench.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(r, indent=2) + "\n")
 
 
 def main() -> None:
@@ -201,7 +209,7 @@ def main() -> None:
     args = parser.parse_args()
     r = run(args.steps, args.rounds)
     print(report(r))
-    _save(r)
+    save(r, script_command("connector_bench.py"))
 
 
 if __name__ == "__main__":

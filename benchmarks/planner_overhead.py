@@ -32,6 +32,9 @@ from urllib.parse import urlparse
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # for tests.llm_server when run as a script
 
+import pytest  # noqa: E402
+from bench_results import Figure, script_command, write_result  # noqa: E402
+
 from polar.planners.base import PlannerContext  # noqa: E402
 from polar.planners.llm import LLMPlanner  # noqa: E402
 from polar.planners.profile import load_planner_profile  # noqa: E402
@@ -122,10 +125,19 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     print(f"client+planner overhead (live - raw HTTP):    {results['overhead_live_minus_raw_ms']:.3f} ms  "
           f"(live/raw = {results['ratio_live_over_raw']:.2f}x)")
     print(f"of which litellm's own layer (live - sdk - render - validate): {results['litellm_over_sdk_ms']:.3f} ms")
-    out = ROOT / "benchmarks" / "results"
-    out.mkdir(exist_ok=True)
-    (out / "planner_overhead.json").write_text(json.dumps(results, indent=1))
+    write_result("planner_overhead", script_command("planner_overhead.py", argv), [
+        Figure("planner overhead per decision, cache hit (no model)",
+               round(results["overhead_cached_ms"], 3), "ms", results["goal_ms"], "lower"),
+        Figure("planner overhead per decision through litellm (live - raw HTTP)",
+               round(results["overhead_live_minus_raw_ms"], 3), "ms"),
+    ], results)
     return results
+
+
+@pytest.mark.bench
+def test_planner_overhead() -> None:
+    results = main(["--n", "200"])
+    assert results["overhead_cached_ms"] > 0
 
 
 if __name__ == "__main__":

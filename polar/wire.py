@@ -106,6 +106,11 @@ def _ext_hook(code: int, data: bytes) -> Any:
         raise ProtocolError(f"malformed ndarray payload: {type(err).__name__}: {err}") from None
 
 
+class FrameTooLarge(ProtocolError):
+    """A frame over the size limit: refused before sending, or announced by an incoming
+    header (then the stream cannot be resynced). Callers catch it by type."""
+
+
 class FrameEncoder:
     """Header + msgpack body. Keep one per channel: a Packer is not thread-safe, and reusing
     one saves its set-up on every message."""
@@ -121,7 +126,7 @@ class FrameEncoder:
             self._packer.reset()
             raise ProtocolError(f"cannot encode message: {err}") from None
         if len(body) > self.max_frame:
-            raise ProtocolError(f"frame of {len(body)} bytes exceeds the limit of {self.max_frame} bytes")
+            raise FrameTooLarge(f"frame of {len(body)} bytes exceeds the limit of {self.max_frame} bytes")
         return HEADER.pack(len(body)) + body
 
 
@@ -144,89 +149,38 @@ def encode(obj: Any) -> bytes:
     return pack_frame(obj)[HEADER.size:]
 
 
-class FramedChannel:
-    """Frames over a pair of file descriptors (pipes or one socket), with deadlines.
-
-    Reads are buffered so a burst of small frames costs one syscall; `recv` blocks at most
-    `timeout` seconds and raises ChannelTimeout, ChannelClosed or ProtocolError.
-    """
-
-    def __init__(self, read_fd: int, write_fd: int, max_frame: int = DEFAULT_MAX_FRAME) -> None:
-        self.read_fd = read_fd
-        self.write_fd = write_fd
-        self.max_frame = max_frame
-        self._buf = bytearray()
-        self._encode = FrameEncoder(max_frame)
-
-    def send(self, obj: Any) -> None:
-        data = memoryview(self._encode(obj))
-        while data:
-            try:
-                n = os.write(self.write_fd, data)
-            except (BrokenPipeError, ConnectionResetError):
-                raise ChannelClosed("peer closed the channel") from None
-            data = data[n:]
-
-    def _fill(self, deadline: float | None) -> None:
-        if deadline is not None:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise ChannelTimeout("no answer before the deadline")
-            ready, _, _ = select.select([self.read_fd], [], [], remaining)
-            if not ready:
-                raise ChannelTimeout("no answer before the deadline")
-        try:
-            chunk = os.read(self.read_fd, 1 << 16)  # 1 MiB reads cost ~15x more per call
-        except ConnectionResetError:
-            chunk = b""
-        if not chunk:
-            raise ChannelClosed("peer closed the channel")
-        self._buf += chunk
-
-    def recv(self, timeout: float | None = None) -> Any:
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while len(self._buf) < HEADER.size:
-            self._fill(deadline)
-        (length,) = HEADER.unpack_from(self._buf)
-        if length > self.max_frame:
-            self._buf.clear()
-            raise ProtocolError(
-                f"incoming frame of {length} bytes exceeds the limit of {self.max_frame} bytes"
-            )
-        end = HEADER.size + length
-        while len(self._buf) < end:
-            self._fill(deadline)
-        payload = bytes(self._buf[HEADER.size : end])
-        del self._buf[:end]
-        return decode(payload)
-
-
-# -- a channel for lock-step request/reply -----------------------------------------------------
-# Used by the harness connector (both ends) and the sandbox host. On an idle machine a blocking
-# pipe round trip costs 70-100 us, most of it waking a sleeping process on another CPU; a peer
-# that answers within a few tens of microseconds is caught by a short busy-poll instead.
-_READ_SIZE = 1 << 16
+# -- the channel: lock-step request/reply over a pipe pair or one socket ------------------------
+# Used by the harness connector (both ends) and the sandbox hosts. The sandbox worker keeps a
+# stdlib-only copy of the receiving half (polar/sandboxes/worker.py: the container image has no
+# msgpack); tests/sandboxes/test_worker_channel.py holds the two to the same frames.
+# On an idle machine a blocking pipe round trip costs 70-100 us, most of it waking a sleeping
+# process on another CPU; a peer that answers within a few tens of microseconds is caught by a
+# short busy-poll instead.
+_READ_SIZE = 1 << 16  # 1 MiB reads cost ~15x more per call (an mmap per read)
 _MAX_BACKOFF = 1024
 yield_cpu = os.sched_yield
 _HEADER_SIZE = HEADER.size
 _unpack_header = HEADER.unpack_from
 
 
-class FrameTooLarge(ProtocolError):
-    """A frame header announced more bytes than the limit; the stream cannot be resynced."""
+class FramedChannel:
+    """Framed msgpack over non-blocking fds (a pipe pair, or one socket for both).
 
-
-class SpinChannel(FramedChannel):
-    """Framed msgpack over non-blocking fds (a pipe pair or one socket).
-
-    `recv` first polls the fd for up to `spin_s` seconds (cheap while the peer is about to
-    answer), then sleeps in select() until the deadline. `send` never blocks past its
-    deadline either, so a peer that stops reading cannot hang us on a full pipe.
+    `recv` blocks at most `timeout` seconds and raises ChannelTimeout, ChannelClosed,
+    FrameTooLarge or ProtocolError. With `spin_s` > 0 it first polls the fd for up to that
+    long (cheap while the peer is about to answer), then sleeps in select(). `send` never
+    blocks past its deadline either, so a peer that stops reading cannot hang us on a full
+    pipe. Reads are buffered: a burst of small frames costs one syscall.
     """
 
-    def __init__(self, read_fd: int, write_fd: int, max_frame: int, spin_s: float = 0.0) -> None:
-        super().__init__(read_fd, write_fd, max_frame)
+    def __init__(self, read_fd: int, write_fd: int, max_frame: int = DEFAULT_MAX_FRAME,
+                 spin_s: float = 0.0) -> None:
+        self.read_fd = read_fd
+        self.write_fd = write_fd
+        self.max_frame = max_frame
         self.spin_s = spin_s
+        self.encode_frame = FrameEncoder(max_frame)  # obj -> frame bytes (raises FrameTooLarge)
+        self._buf = bytearray()
         self._skip_spins = 0  # waits left before the next spin attempt
         self._backoff = 1
         os.set_blocking(read_fd, False)
@@ -235,7 +189,7 @@ class SpinChannel(FramedChannel):
 
     # -- sending -------------------------------------------------------------------------
     def send(self, obj: Any, timeout: float | None = None) -> None:
-        self.send_frame(self._encode(obj), timeout)
+        self.send_frame(self.encode_frame(obj), timeout)
 
     def send_frame(self, frame: bytes, timeout: float | None = None) -> None:
         """Write one already packed frame (header included)."""
@@ -278,15 +232,17 @@ class SpinChannel(FramedChannel):
             if self._skip_spins:
                 self._skip_spins -= 1
             else:
-                chunk = self._spin_read(fd)
-                if chunk is not None:
-                    self._backoff = max(self._backoff // 2, 1)
-                    return chunk
+                chunk, hit = self._spin_read(fd)
                 # A miss: the peer is slow or the machine is busy, and spinning would only
                 # steal its CPU. Sleep for the next `backoff` waits; misses double the
                 # back-off, hits halve it, so a mostly-missing spin stays mostly off.
-                self._skip_spins = self._backoff
-                self._backoff = min(self._backoff * 2, _MAX_BACKOFF)
+                if hit:
+                    self._backoff = max(self._backoff // 2, 1)
+                else:
+                    self._skip_spins = self._backoff
+                    self._backoff = min(self._backoff * 2, _MAX_BACKOFF)
+                if chunk is not None:
+                    return chunk
         while True:
             wait = None if deadline is None else deadline - time.monotonic()
             if wait is not None and wait <= 0:
@@ -301,7 +257,10 @@ class SpinChannel(FramedChannel):
             except ConnectionResetError:
                 return b""
 
-    def _spin_read(self, fd: int) -> bytes | None:
+    def _spin_read(self, fd: int) -> tuple[bytes | None, bool]:
+        """(what arrived while spinning or None, whether that was a hit). An answer that came
+        only after a yield handed the CPU to another process for a time slice is a miss: that
+        wait is what sleeping in select() avoids."""
         now = time.perf_counter
         spin_end = now() + self.spin_s
         while now() < spin_end:
@@ -309,12 +268,13 @@ class SpinChannel(FramedChannel):
             # CPU, and a bare spin would hold it for a whole time slice.
             yield_cpu()
             try:
-                return os.read(fd, _READ_SIZE)
+                chunk = os.read(fd, _READ_SIZE)
             except BlockingIOError:
                 continue
             except ConnectionResetError:
-                return b""
-        return None
+                chunk = b""
+            return chunk, now() <= spin_end
+        return None, False
 
     def _fill(self, deadline: float | None) -> None:
         chunk = self._read_some(deadline)

@@ -47,9 +47,10 @@ def find_asset(kind: str, relative: str) -> Path | None:
 
 
 def resolve_asset(kind: str, name_or_path: str | Path, *, folder: str = "", suffix: str = ".yaml",
-                  what: str = "file") -> Path:
+                  what: str = "file", hint: str = "") -> Path:
     """A file given by path, or by name in the workspace's `<kind>/<folder>/` folders
-    (`<name><suffix>` or `<name>`). A miss raises ConfigError listing the names found there."""
+    (`<name><suffix>` or `<name>`). A missing path says so; a missing name raises ConfigError
+    listing the names found there (and `hint`, e.g. another accepted value)."""
     p = Path(name_or_path).expanduser()
     if p.is_file():
         return p
@@ -59,6 +60,8 @@ def resolve_asset(kind: str, name_or_path: str | Path, *, folder: str = "", suff
         found = find_asset(kind, rel)
         if found is not None and found.is_file():
             return found
+    if "/" in name or p.suffix in (suffix, ".yml", ".yaml", ".json"):
+        raise ConfigError(f"{p}: {what} file not found")
     known = sorted({q.stem for d in asset_dirs(kind) for q in (d / folder).glob(f"*{suffix}")})
-    raise ConfigError(f"{what} {name!r} not found: no such file, and no {kind}/{sub}{p.name}{suffix} "
-                      f"in the workspace (known: {', '.join(known) or 'none'})")
+    raise ConfigError(f"{what} {name!r} not found (known: {', '.join(known) or 'none'}"
+                      f"{'; ' + hint if hint else ''}; or a path to a {suffix} file)")

@@ -17,7 +17,6 @@ from polar.wire import (
     ChannelTimeout,
     FramedChannel,
     FrameTooLarge,
-    SpinChannel,
     decode,
     encode,
     pack_frame,
@@ -72,7 +71,7 @@ def test_rejections_are_clear():
         decode(msgpack.packb(msgpack.ExtType(5, b"")))
     with pytest.raises(ProtocolError, match="malformed frame"):
         decode(b"\xc1")
-    with pytest.raises(ProtocolError, match="exceeds the limit of 10 bytes"):
+    with pytest.raises(FrameTooLarge, match="frame of 102 bytes exceeds the limit of 10 bytes"):
         pack_frame("x" * 100, max_frame=10)
 
 
@@ -85,19 +84,19 @@ def test_channel_round_trip_oversized_and_timeout():
     with pytest.raises(ChannelTimeout):
         a.recv(timeout=0.05)
     os.write(w1, HEADER.pack(10_000) + b"x")
-    with pytest.raises(ProtocolError, match="incoming frame of 10000 bytes exceeds the limit of 1024"):
+    with pytest.raises(FrameTooLarge, match="incoming frame of 10000 bytes exceeds the limit of 1024"):
         a.recv(timeout=1)
     for fd in (r1, w1, r2, w2):
         os.close(fd)
 
 
-# -- SpinChannel (shared by the connector and the sandbox host) --------------------------
+# -- FramedChannel (shared by the connector and the sandbox hosts) -------------------------
 
 
 def test_send_to_a_peer_that_stops_reading_times_out() -> None:
     r, w = os.pipe()
     try:
-        ch = SpinChannel(r, w, 1 << 22)
+        ch = FramedChannel(r, w, 1 << 22)
         t0 = time.monotonic()
         with pytest.raises(ChannelTimeout, match="stopped reading"):
             ch.send({"blob": b"x" * (1 << 21)}, timeout=0.3)  # far more than a pipe buffer
@@ -110,7 +109,7 @@ def test_send_to_a_peer_that_stops_reading_times_out() -> None:
 def test_spin_backs_off_after_misses_and_resumes_after_a_hit() -> None:
     r, w = os.pipe()
     try:
-        ch = SpinChannel(r, w, 1 << 20, spin_s=0.001)
+        ch = FramedChannel(r, w, 1 << 20, spin_s=0.001)
         with pytest.raises(ChannelTimeout):
             ch.recv(timeout=0.01)  # spins 1 ms, misses
         assert (ch._skip_spins, ch._backoff) == (1, 2)
@@ -134,7 +133,7 @@ def test_spin_backs_off_after_misses_and_resumes_after_a_hit() -> None:
 def test_spin_channel_frames_split_across_reads_and_oversized_frames() -> None:
     r, w = os.pipe()
     try:
-        ch = SpinChannel(r, w, 1 << 10, spin_s=0.0001)
+        ch = FramedChannel(r, w, 1 << 10, spin_s=0.0001)
         frame = pack_frame({"a": [1, 2, 3]})
         os.write(w, frame[:3])  # a partial header: the rest comes later, from another thread
         writer = threading.Timer(0.05, lambda: os.write(w, frame[3:] + pack_frame(7)))

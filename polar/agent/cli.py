@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from polar.planners.decisions import describe_decision
+from polar.sandboxes import SANDBOX_HELP
 
 console = Console()
 
@@ -43,7 +44,7 @@ def task(
     skills: Path = typer.Option(None, "--skills", help="Skill library folder (default: skills/)."),
     max_decisions: int = typer.Option(50, help="Decision budget of the episode."),
     max_steps: int = typer.Option(None, help="Env-step cap (default: the harness's own limit)."),
-    sandbox: str = typer.Option("process", help="Sandbox backend for policy code: restricted|process|docker."),
+    sandbox: str = typer.Option("default", "--sandbox", help=SANDBOX_HELP),
 ) -> None:
     """Run one episode: the planner decides, skills and sandboxed code act, outcomes feed back.
 
@@ -56,13 +57,15 @@ def task(
     from polar.errors import LLMError
     from polar.harnesses.registry import make_harness
     from polar.planners.profile import load_planner
+    from polar.sandboxes.profiles import resolve_sandbox
     from polar.skills.store import SkillLibrary
 
+    sandbox_profile = resolve_sandbox(sandbox)  # resolved once, here; None: no policy code
     profile = planner or os.environ.get("POLAR_PLANNER") or "symbolic"
     p = load_planner(profile)
     library = SkillLibrary(skills) if skills else SkillLibrary()
     agent = Agent(p, library, AgentSettings(max_decisions=max_decisions, max_env_steps=max_steps,
-                                            sandbox_backend=sandbox),
+                                            sandbox=sandbox_profile),
                   on_event=_trace)
     with make_harness(harness) as h:
         record = agent.run(text, h, seed=seed)

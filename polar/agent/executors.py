@@ -20,6 +20,7 @@ from polar.errors import PolarError
 from polar.planners.base import HistoryItem
 from polar.planners.decisions import Plan, PolicyCode, SkillCall, SubTask, describe_decision
 from polar.sandboxes.policy_runner import run_policy
+from polar.sandboxes.profiles import SandboxProfile
 from polar.skills.runner import run_skill
 
 OutcomeHook = Callable[[str, Outcome], None]  # (what ran, its outcome): the live trace
@@ -83,12 +84,18 @@ def execute_plan(steps: list[SkillCall | SubTask], h: RecordingHarness, obs: Any
     return ex
 
 
-def execute_code(code: PolicyCode, h: RecordingHarness, obs: Any, sandbox_backend: str,
+def execute_code(code: PolicyCode, h: RecordingHarness, obs: Any, sandbox: SandboxProfile | None,
                  on_outcome: OutcomeHook) -> Execution:
-    """Policy code in the sandbox from the current state, within the remaining steps."""
-    cap = code.max_steps or (h.steps_left if h.steps_left is not None else 500)
-    outcome, new_obs = run_policy(code.source, h, entrypoint=code.entrypoint, max_steps=cap,
-                                  backend=sandbox_backend, obs=obs)
+    """Policy code in the sandbox from the current state, within the remaining steps.
+    With no sandbox profile (`sandbox: none`) policy code is refused, and the planner is told."""
+    if sandbox is None:
+        outcome, new_obs = Outcome(
+            kind="code", success=False, cause=FailureCause.SANDBOX_ERROR, error_type="SandboxDisabled",
+            reason="policy code is disabled here (sandbox: none); use skills"), obs
+    else:
+        cap = code.max_steps or (h.steps_left if h.steps_left is not None else 500)
+        outcome, new_obs = run_policy(code.source, h, profile=sandbox, entrypoint=code.entrypoint,
+                                      max_steps=cap, obs=obs)
     ex = Execution(new_obs)
     ex.add("policy code", outcome, outcome.reason)
     on_outcome("code", outcome)
@@ -96,9 +103,9 @@ def execute_code(code: PolicyCode, h: RecordingHarness, obs: Any, sandbox_backen
 
 
 def execute(decision: SkillCall | Plan | PolicyCode, h: RecordingHarness, obs: Any, *, library: Any,
-            task: str, sandbox_backend: str, on_outcome: OutcomeHook) -> Execution:
+            task: str, sandbox: SandboxProfile | None, on_outcome: OutcomeHook) -> Execution:
     """The executor of this decision's kind."""
     if isinstance(decision, PolicyCode):
-        return execute_code(decision, h, obs, sandbox_backend, on_outcome)
+        return execute_code(decision, h, obs, sandbox, on_outcome)
     steps = list(decision.steps) if isinstance(decision, Plan) else [decision]
     return execute_plan(steps, h, obs, library, task, on_outcome)

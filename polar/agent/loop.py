@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from polar.agent.context import ContextBuilder
@@ -22,6 +22,7 @@ from polar.harnesses.base import Harness
 from polar.harnesses.rollout import Verdict, judge, unsolved_cause
 from polar.planners.base import HistoryItem, Planner, PlannerContext
 from polar.planners.decisions import Decision, Finish
+from polar.sandboxes.profiles import SandboxProfile
 
 EventHook = Callable[[str, dict[str, Any]], None]
 Failure = tuple[FailureCause, str | None]
@@ -33,7 +34,9 @@ class AgentSettings:
     max_env_steps: int | None = None  # defaults to the harness's own step limit
     history_len: int = 8  # outcomes shown to the planner
     skills_shown: int = 12
-    sandbox_backend: str = "process"
+    # The sandbox profile policy code runs under (polar.sandboxes.profiles.resolve_sandbox);
+    # None refuses policy code (`sandbox: none`).
+    sandbox: SandboxProfile | None = field(default_factory=SandboxProfile)
     record_steps: bool = True
 
 
@@ -75,7 +78,7 @@ class Agent:
                 claim, failure = decision.success, self._gave_up(decision, history, last_failed)
                 break
             h.decision_index, before = rec.index, h.t
-            ex = execute(decision, h, obs, library=self.library, task=task, sandbox_backend=cfg.sandbox_backend,
+            ex = execute(decision, h, obs, library=self.library, task=task, sandbox=cfg.sandbox,
                          on_outcome=lambda what, o, i=rec.index: self._outcome(i, what, o))
             rec.outcomes, rec.env_steps = ex.outcomes, h.t - before
             obs, feedback, history = ex.obs, ex.feedback, history + ex.history

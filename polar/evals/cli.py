@@ -11,6 +11,7 @@ from typing import Annotated, Any
 import typer
 
 from polar.errors import ConfigError
+from polar.sandboxes import SANDBOX_HELP
 
 
 def compare_cmd(
@@ -43,7 +44,7 @@ def eval_cmd(
     agent: Annotated[str, typer.Option(help="random | planner | pure_rl")] = "random",
     planner: Annotated[str | None, typer.Option(help="Planner profile (agent=planner).")] = None,
     skills: Annotated[str | None, typer.Option(help="Skill library dir (agent=planner).")] = None,
-    sandbox: Annotated[str | None, typer.Option(help="Sandbox profile for policy code (agent=planner).")] = None,
+    sandbox: Annotated[str, typer.Option(help=f"{SANDBOX_HELP} (agent=planner)")] = "default",
     checkpoint: Annotated[str | None, typer.Option(help="A `polar train` run dir (agent=pure_rl).")] = None,
     train_steps: Annotated[int | None, typer.Option(help="Train PPO for this many env steps (agent=pure_rl).")] = None,
     algo: Annotated[str, typer.Option(help="ppo | sac (agent=pure_rl).")] = "ppo",

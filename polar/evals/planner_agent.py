@@ -82,7 +82,11 @@ class PlannerAgent(EvalAgent):
 
     def prepare(self, entry: SuiteHarness, seed: int, work_dir: Path) -> Preparation:
         cfg = self.config
-        backend = load_planner_profile(cfg.planner).backend
+        planner_profile = load_planner_profile(cfg.planner)
+        backend = planner_profile.backend
+        if cfg.sandbox is None and getattr(planner_profile, "mode", None) == "code":
+            raise ConfigError(f"agent {cfg.name}: sandbox: none, but planner {cfg.planner!r} only "
+                              "writes policy code (mode: code); name a sandbox profile")
         self.planner = load_planner(cfg.planner, profile_overrides(cfg, backend) or None)
         root = Path(cfg.skills).expanduser() if cfg.skills else None
         if root is not None and not root.exists():
@@ -99,7 +103,7 @@ class PlannerAgent(EvalAgent):
         caps = [c for c in (max_steps, cfg.budget.env_steps) if c is not None]
         settings = AgentSettings(
             max_env_steps=min(caps) if caps else None,
-            sandbox_backend=cfg.sandbox or "process",
+            sandbox=cfg.sandbox,  # resolved when the suite loaded; None refuses policy code
             record_steps=False,  # a suite holds thousands of episodes; decisions suffice
         )
         if cfg.budget.decisions is not None:

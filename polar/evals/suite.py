@@ -17,6 +17,7 @@ from pydantic import Field, field_validator, model_validator
 
 from polar.config import StrictModel, load_yaml, validate
 from polar.errors import ConfigError
+from polar.sandboxes.profiles import SandboxProfile, resolve_sandbox
 from polar.workspace import resolve_asset
 
 if TYPE_CHECKING:
@@ -73,10 +74,23 @@ class PlannerAgentConfig(_Agent):
     kind: Literal["planner"] = "planner"
     planner: str  # profile name (planners/<name>.yaml) or path
     skills: str | None = None  # skill library dir; None: the default library
-    sandbox: str | None = None  # sandbox profile for policy code; None: policy code disabled
+    # The sandbox profile policy code runs under: a name under sandboxes/profiles/, a YAML
+    # path, or none (policy code refused); resolved when the suite loads, so the resolved
+    # limits are part of the agent's config (and of its cells' keys).
+    sandbox: SandboxProfile | None = Field("default", validate_default=True)
     template: str | None = None  # user prompt template override (LLM planners)
     overrides: dict = Field(default_factory=dict)  # planner profile keys to replace
     budget: EpisodeBudget = Field(default_factory=EpisodeBudget)
+
+    @field_validator("sandbox", mode="before")
+    @classmethod
+    def _resolve_sandbox(cls, v: object) -> object:
+        if isinstance(v, str | Path) or v is None:
+            try:
+                return resolve_sandbox(v)
+            except ConfigError as err:
+                raise ValueError(str(err)) from None
+        return v
 
 
 SuiteAgent = Annotated[

@@ -23,30 +23,46 @@ def run(
     args: str = typer.Option("[]", help="JSON list of positional arguments"),
     timeout: float | None = typer.Option(None, help="wall-clock seconds per call"),
     memory_mb: int | None = typer.Option(None, "--memory-mb", help="memory limit in MB"),
-    profile: str = typer.Option("default", help="profile name or YAML path"),
+    profile: str = typer.Option("default", help="sandbox profile: a name under sandboxes/profiles/ "
+                                "(default, strict, docker) or a YAML path"),
 ) -> None:
     """Load FILE in a sandbox, call one function, print its JSON result."""
     from polar.config import validate
     from polar.errors import ConfigError
     from polar.sandboxes.base import SandboxLimits, make_sandbox
-    from polar.sandboxes.profiles import load_profile
+    from polar.sandboxes.profiles import load_sandbox_profile
 
-    prof = load_profile(profile)
+    prof = load_sandbox_profile(profile)
     try:
         call_args = json.loads(args)
     except json.JSONDecodeError as err:
         raise ConfigError(f"--args: not valid JSON: {err}") from None
     if not isinstance(call_args, list):
         raise ConfigError("--args: must be a JSON list of positional arguments, e.g. '[[0.1, 0.2]]'")
-    try:
-        source = file.read_text()
-    except OSError as err:
-        raise ConfigError(f"{file}: cannot read: {err.strerror}") from None
+    source = read_source(file)
     updates = {k: v for k, v in (("timeout_s", timeout), ("memory_mb", memory_mb)) if v is not None}
     limits = validate(SandboxLimits, {**prof.limits.model_dump(), **updates}, "--timeout/--memory-mb")
     with make_sandbox(backend or prof.backend, limits) as box:
         box.load(source)
         typer.echo(json.dumps(box.call(call, *call_args)))
+
+
+def read_source(file: Path) -> str:
+    """The policy file's text, or a ConfigError saying why it is not Python source."""
+    from polar.errors import ConfigError
+
+    try:
+        data = file.read_bytes()
+    except OSError as err:
+        raise ConfigError(f"{file}: cannot read: {err.strerror}") from None
+    try:
+        source = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise ConfigError(f"{file}: not a UTF-8 text file (byte {err.start}); expected Python "
+                          "source") from None
+    if "\x00" in source:
+        raise ConfigError(f"{file}: holds NUL bytes (a binary file?); expected Python source")
+    return source
 
 
 @sandbox_app.command("build-image")
@@ -61,14 +77,31 @@ def build_image_cmd(force: bool = typer.Option(False, help="rebuild even if it e
 
 @sandbox_app.command("doctor")
 def doctor(
-    stop_engine: bool = typer.Option(False, help="stop the podman service Polar started"),
+    stop_engine: bool = typer.Option(False, help="only stop the podman service Polar started, "
+                                     "and exit"),
+    keep_engine: bool = typer.Option(False, help="leave running a podman service this check "
+                                     "had to start (by default it stops it again)"),
 ) -> None:
-    """Say what each backend can enforce on this machine."""
+    """Say what each backend can enforce on this machine, checked by probing.
+
+    Checking the docker backend needs a Docker-API engine: when none is running, doctor
+    starts Podman's service for the check and stops it afterwards (unless --keep-engine);
+    an engine that was already running is left as it was. Either way the last line says so.
+    """
     from polar.sandboxes.doctor import report
-    from polar.sandboxes.engine import stop_podman_service
+    from polar.sandboxes.engine import started_here, stop_podman_service
 
     if stop_engine:
         typer.echo("stopped" if stop_podman_service() else "no podman service started by Polar")
         return
     for line in report():
         typer.echo(line)
+    if not started_here():
+        typer.echo("engine: this check started none (one already running is left as it was)")
+    elif keep_engine:
+        typer.echo("engine: started Podman's API service for this check and left it running "
+                   "(--keep-engine); stop it with `polar sandbox doctor --stop-engine`")
+    else:
+        stopped = stop_podman_service()
+        typer.echo("engine: " + ("started Podman's API service for this check and stopped it again"
+                                 if stopped else "could not stop the podman service it started"))

@@ -1,14 +1,26 @@
 """The `docker` backend: the worker in a locked-down container, via the docker SDK.
 
-Works against any Docker-API engine (Docker, or Podman's API service; see `engine.py`).
-Each sandbox gets its own container, never reused by another program: no network, a
-read-only root, a size-capped noexec tmpfs as /tmp, all capabilities dropped,
+Works against a Docker-API engine on this machine (Docker, or Podman's API service; see
+`engine.py`). Each sandbox gets its own container, never reused by another program: no
+network, a read-only root, a size-capped noexec tmpfs as /tmp, all capabilities dropped,
 no-new-privileges, a PID limit, memory and CPU limits, user 65534, explicit nofile/nproc
 ulimits (Podman on these hosts needs them), an empty environment, and inside it the same
-worker with the same rlimits as the other backends. Frames travel over the container's
-attached stdin/stdout (the engine multiplexes stdout/stderr with 8-byte headers, which
-`AttachChannel` strips). A `ContainerPool` keeps started containers ready so acquiring one
-costs no start-up.
+worker with the same rlimits as the other backends, under an init process (catatonit, from
+the image) so that the worker is not PID 1: signals such as the CPU limit's SIGXCPU act on
+it as they do in the process backend, and its exit status comes back as 128 + signal.
+
+Frames travel over a Unix socket, not the engine's attach stream (which multiplexes through
+the engine and capped a round trip at a few thousand calls/s): the host listens in a fresh
+directory that only uid 65534 can enter, bind-mounts it read-only into the container, and
+accepts exactly one connection, the worker's; then the socket file and the directory are
+removed, so nothing else can connect. Both ends then speak `polar.wire` frames with the same
+short busy-poll as the process backend.
+
+Containers never outlive their use: a closed sandbox's container is removed in the
+background (waited for at interpreter exit), a `ContainerPool` removes what it holds when
+closed, and every container carries its owner's identity (host, pid, start time) so that
+`reap_orphans` removes containers whose owner died (a `kill -9`); it runs once per process
+before the first container starts.
 """
 
 from __future__ import annotations
@@ -16,11 +28,17 @@ from __future__ import annotations
 import atexit
 import contextlib
 import json
+import os
 import queue
 import select
+import shutil
+import socket
 import struct
+import tempfile
 import threading
 import time
+import weakref
+from pathlib import Path
 from typing import Any
 
 from polar.sandboxes.base import (
@@ -30,160 +48,294 @@ from polar.sandboxes.base import (
     SandboxMemoryError,
     SandboxUnavailable,
 )
-from polar.sandboxes.worker_host import Channel, WorkerSandbox, death_from_status, worker_config
-from polar.wire import HEADER, ChannelClosed, ChannelTimeout, ProtocolError, decode, pack_frame
+from polar.sandboxes.worker_host import (
+    NOBODY,
+    SPIN_US,
+    WorkerSandbox,
+    death_from_status,
+    worker_config,
+)
+from polar.wire import FramedChannel, ProtocolError
 
-_MUX = struct.Struct(">BxxxI")
+CHANNEL_DIR = "/run/polar"  # where the socket's directory appears inside the container
+CHANNEL_NAME = "channel.sock"
+LABEL = "polar.sandbox"
+OWNER_LABEL = "polar.owner"
 
 
-class AttachChannel:
-    """Polar frames over an attached container socket (stdout demultiplexed)."""
+# -- who owns a container ------------------------------------------------------------------
 
-    def __init__(self, sock: Any, max_frame: int) -> None:
-        self.sock = sock
-        self.max_frame = max_frame
-        self._raw = bytearray()  # multiplexed bytes as received
-        self._out = bytearray()  # the worker's stdout, demultiplexed
-        self.stderr = bytearray()
 
-    def send(self, obj: Any) -> None:
-        try:
-            self.sock.sendall(pack_frame(obj, self.max_frame))
-        except OSError:
-            raise ChannelClosed("the container's stdin is closed") from None
+def _start_time(pid: int) -> str | None:
+    """The process's start time in clock ticks since boot (tells a reused pid apart)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat.rsplit(")", 1)[1].split()[19]
 
-    def _fill(self, deadline: float | None) -> None:
-        if deadline is not None:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0 or not select.select([self.sock], [], [], remaining)[0]:
-                raise ChannelTimeout("no answer before the deadline")
-        try:
-            chunk = self.sock.recv(1 << 20)
-        except OSError:
-            chunk = b""
-        if not chunk:
-            raise ChannelClosed("the container closed its output")
-        self._raw += chunk
-        while len(self._raw) >= _MUX.size:
-            stream, n = _MUX.unpack_from(self._raw)
-            if len(self._raw) < _MUX.size + n:
-                break
-            payload = self._raw[_MUX.size : _MUX.size + n]
-            del self._raw[: _MUX.size + n]
-            if stream == 1:
-                self._out += payload
-            elif len(self.stderr) < 4096:
-                self.stderr += payload[: 4096 - len(self.stderr)]
 
-    def recv(self, timeout: float | None = None) -> Any:
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while len(self._out) < HEADER.size:
-            self._fill(deadline)
-        (length,) = HEADER.unpack_from(self._out)
-        if length > self.max_frame:
-            raise ProtocolError(f"incoming frame of {length} bytes exceeds the limit of "
-                                f"{self.max_frame} bytes")
-        while len(self._out) < HEADER.size + length:
-            self._fill(deadline)
-        payload = bytes(self._out[HEADER.size : HEADER.size + length])
-        del self._out[: HEADER.size + length]
-        return decode(payload)
+def owner_id(pid: int | None = None) -> str:
+    pid = pid or os.getpid()
+    return f"{socket.gethostname()}:{pid}:{_start_time(pid)}"
 
-    def close(self) -> None:
-        with contextlib.suppress(OSError):
-            self.sock.close()
+
+def _owner_alive(owner: str) -> bool:
+    host, _, rest = owner.partition(":")
+    pid, _, started = rest.partition(":")
+    if host != socket.gethostname() or not pid.isdigit():
+        return True  # another machine's, or not ours to judge
+    return _start_time(int(pid)) == started
+
+
+def reap_orphans(client: Any) -> int:
+    """Remove sandbox containers whose owning process has died; returns how many."""
+    removed = 0
+    for container in client.containers.list(all=True, filters={"label": LABEL}):
+        owner = container.labels.get(OWNER_LABEL)
+        if owner and not _owner_alive(owner):
+            removed += _remove(container, None)
+    return removed
+
+
+_reaped = False
+
+
+def _reap_once(client: Any) -> None:
+    global _reaped
+    if not _reaped:
+        _reaped = True
+        with contextlib.suppress(Exception):
+            reap_orphans(client)
+
+
+# -- removal in the background -----------------------------------------------------------
+
+_pending: list[threading.Thread] = []
+_open_pools: weakref.WeakSet[ContainerPool] = weakref.WeakSet()
+_live: set[WarmContainer] = set()  # started and not yet discarded (also those never closed)
+
+
+def _discard(container: Any, conn: socket.socket | None = None) -> None:
+    """Remove the container in the background (force-removal kills it; nothing waits on
+    it); `finish_removals` waits for these at interpreter exit."""
+    thread = threading.Thread(target=_remove, args=(container, conn), daemon=True,
+                              name="polar-sandbox-remove")
+    thread.start()
+    _pending[:] = [t for t in _pending if t.is_alive()] + [thread]
+
+
+def _remove(container: Any, conn: socket.socket | None) -> bool:
+    """Force-remove (kill) a container; whether it is gone. The channel stays open until
+    then: closing it first lets the worker exit on its own while the engine kills it, and
+    Podman then refuses the removal ("container state improper"); a removal that still
+    races is retried."""
+    import docker.errors
+
+    try:
+        for attempt in range(5):
+            try:
+                container.remove(force=True)
+                return True
+            except docker.errors.NotFound:
+                return True
+            except Exception:
+                time.sleep(0.2 * (attempt + 1))
+        return False
+    finally:
+        if conn is not None:
+            conn.close()
+
+
+def finish_removals(timeout: float = 60.0) -> None:
+    """Close every open pool, remove every container still live, and wait for the removals
+    under way (runs at exit)."""
+    deadline = time.monotonic() + timeout
+    for pool in list(_open_pools):
+        pool.close(wait_s=max(0.0, deadline - time.monotonic()))
+    for warm in list(_live):  # sandboxes nobody closed
+        warm.discard()
+    for thread in list(_pending):
+        thread.join(max(0.0, deadline - time.monotonic()))
+
+
+atexit.register(finish_removals)
+
+
+# -- starting one container --------------------------------------------------------------
 
 
 class WarmContainer:
-    """A started container whose worker has said it is ready."""
+    """A started container whose worker has connected and said it is ready."""
 
-    def __init__(self, container: Any, chan: AttachChannel, started_s: float) -> None:
+    def __init__(self, container: Any, conn: socket.socket, chan: FramedChannel,
+                 started_s: float) -> None:
         self.container = container
+        self.conn = conn
         self.chan = chan
         self.started_s = started_s
+        _live.add(self)
+
+    def discard(self) -> None:
+        if self in _live:
+            _live.discard(self)
+            _discard(self.container, self.conn)
 
 
-def _run_options(limits: SandboxLimits) -> dict[str, Any]:
-    from docker.types import Ulimit
+def _run_options(limits: SandboxLimits, channel_dir: str) -> dict[str, Any]:
+    from docker.types import Mount, Ulimit
 
     tmpfs_mb = max(limits.file_mb, 1) * 4
     mem = (limits.memory_mb + 64) * 1024 * 1024  # backstop above the worker's own RLIMIT_AS
     return {
-        "stdin_open": True,
         "network_mode": "none",
         "read_only": True,
         "tmpfs": {"/tmp": f"size={tmpfs_mb}m,mode=1777,noexec,nosuid,nodev"},
+        "mounts": [Mount(CHANNEL_DIR, channel_dir, type="bind", read_only=True)],
         "cap_drop": ["ALL"],
         "security_opt": ["no-new-privileges"],
         "pids_limit": 16,
         "mem_limit": mem,
         "memswap_limit": mem,
         "nano_cpus": 1_000_000_000,
-        "user": "65534:65534",
+        "user": f"{NOBODY}:{NOBODY}",
         "ulimits": [Ulimit(name="nofile", soft=1024, hard=1024),
                     Ulimit(name="nproc", soft=1024, hard=1024),
                     Ulimit(name="core", soft=0, hard=0)],
         "working_dir": "/tmp",
         "environment": {},
-        "labels": {"polar.sandbox": "1"},
+        "labels": {LABEL: "1", OWNER_LABEL: owner_id()},
         "detach": True,
     }
 
 
-def start_container(client: Any, image: str, python: str, limits: SandboxLimits) -> WarmContainer:
-    """Create, attach and start one container, and wait for its worker's ready frame."""
+def _listen() -> tuple[socket.socket, str]:
+    """A listening socket in a fresh directory only the sandbox user can enter."""
+    d = tempfile.mkdtemp(prefix="polar-sandbox-io-")
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        listener.bind(os.path.join(d, CHANNEL_NAME))
+        listener.listen(1)
+        if os.geteuid() == 0:
+            os.chown(d, NOBODY, NOBODY)  # mode 0700: root and uid 65534 only
+            os.chown(os.path.join(d, CHANNEL_NAME), NOBODY, NOBODY)
+        else:
+            # Rootless engines map uid 65534 to a sub-uid we cannot chown to; the socket is
+            # then connectable by local users who know the path (docs/sandboxes.md).
+            os.chmod(d, 0o711)
+            os.chmod(os.path.join(d, CHANNEL_NAME), 0o777)
+    except BaseException:
+        listener.close()
+        shutil.rmtree(d, ignore_errors=True)
+        raise
+    return listener, d
+
+
+def _require_local_engine(client: Any) -> None:
+    base = str(getattr(client.api, "base_url", ""))
+    if not base.startswith("http+docker://local"):
+        raise SandboxUnavailable(f"the docker backend bind-mounts a Unix socket into the container, "
+                                 f"so it needs an engine on this machine; {base} is remote")
+
+
+def _accept(listener: socket.socket, container: Any, timeout: float) -> socket.socket:
+    """The worker's connection; fails early when the container exits without connecting."""
+    deadline = time.monotonic() + timeout
+    while True:
+        wait = min(0.25, deadline - time.monotonic())
+        if wait <= 0:
+            raise SandboxUnavailable(f"the sandbox container's worker did not connect within "
+                                     f"{timeout:g} s (limits.load_timeout_s)")
+        if select.select([listener], [], [], wait)[0]:
+            conn, _ = listener.accept()
+            break
+        container.reload()
+        if container.status in ("exited", "dead"):
+            logs = container.logs(stdout=True, stderr=True)[-500:].decode(errors="replace")
+            raise SandboxUnavailable(f"the sandbox container exited before its worker connected; "
+                                     f"its output: {logs.strip() or '(none)'}")
+    problem = _peer_problem(conn, container.id)
+    if problem:
+        conn.close()
+        raise SandboxUnavailable(f"refusing a channel connection: {problem}")
+    return conn
+
+
+def _peer_problem(conn: socket.socket, container_id: str) -> str | None:
+    """Why the connected peer is not this container's worker (None: it is). The kernel says
+    who connected (SO_PEERCRED): it must be uid 65534 (when we run as root) and a process in
+    this container's cgroup, not another sandbox user racing for the socket."""
+    pid, uid, _ = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED,
+                                                      struct.calcsize("3i")))
+    if os.geteuid() == 0 and uid != NOBODY:
+        return f"the peer runs as uid {uid}, not the sandbox user {NOBODY}"
+    try:
+        cgroups = Path(f"/proc/{pid}/cgroup").read_text()
+    except OSError:
+        return None if pid == 0 else f"cannot read the cgroup of the peer (pid {pid})"
+    if container_id not in cgroups:
+        return f"the peer (pid {pid}) is not in the container {container_id[:12]}"
+    return None
+
+
+def start_container(client: Any, image: str, python: str, init: str,
+                    limits: SandboxLimits) -> WarmContainer:
+    """Create and start one container, accept its worker's connection and wait for its
+    ready frame."""
     import docker.errors
 
+    _require_local_engine(client)
+    _reap_once(client)
     t0 = time.perf_counter()
-    cfg = worker_config(limits, "plain")
-    argv = [python, "-I", "-S", "-B", "/opt/polar/worker.py", json.dumps(cfg)]
+    cfg = worker_config(limits, "plain", spin_us=SPIN_US) | {
+        "connect": f"{CHANNEL_DIR}/{CHANNEL_NAME}"}
+    argv = [init, "--", python, "-I", "-S", "-B", "/opt/polar/worker.py", json.dumps(cfg)]
+    listener, channel_dir = _listen()
+    container = None
     try:
-        container = client.containers.create(image, command=argv, **_run_options(limits))
-        sock = client.api.attach_socket(container.id, params={"stdin": 1, "stdout": 1,
-                                                              "stderr": 1, "stream": 1})
+        container = client.containers.create(image, command=argv,
+                                             **_run_options(limits, channel_dir))
         container.start()
+        conn = _accept(listener, container, limits.load_timeout_s)
     except docker.errors.ImageNotFound:
         raise SandboxUnavailable(f"the sandbox image {image} is missing: run "
                                  "`polar sandbox build-image`") from None
     except docker.errors.APIError as err:
+        if container is not None:
+            _discard(container)
         raise SandboxUnavailable(f"the engine could not start a sandbox container: "
                                  f"{err.explanation or err}") from None
-    raw = getattr(sock, "_sock", sock)  # the SDK wraps the hijacked socket in a SocketIO
-    chan = AttachChannel(raw, max_frame=limits.output_bytes + 8192)
+    except BaseException:
+        if container is not None:
+            _discard(container)
+        raise
+    finally:
+        listener.close()
+        shutil.rmtree(channel_dir, ignore_errors=True)  # nothing else can connect now
+    chan = FramedChannel(conn.fileno(), conn.fileno(), limits.output_bytes + 8192,
+                         SPIN_US * 1e-6)
+    warm = WarmContainer(container, conn, chan, 0.0)
     try:
         ready = chan.recv(limits.load_timeout_s)
     except ProtocolError as err:
-        _discard(container, chan)
-        raise SandboxUnavailable(f"the sandbox container did not start its worker ({err}); "
-                                 f"its stderr: {bytes(chan.stderr).decode(errors='replace')[:500]}") from None
+        warm.discard()
+        raise SandboxUnavailable(f"the sandbox container's worker did not start ({err})") from None
     if ready != [0, "ready"]:
-        _discard(container, chan)
+        warm.discard()
         raise SandboxCrash("the sandbox container answered its start with something unexpected")
-    return WarmContainer(container, chan, time.perf_counter() - t0)
+    warm.started_s = time.perf_counter() - t0
+    return warm
 
 
-_discarding: list[threading.Thread] = []
+def _image(image: str | None) -> tuple[str, str, str]:
+    """(image ref, python path, init path), from the recipe."""
+    from polar.sandboxes.image import image_ref
+
+    ref, recipe = image_ref()
+    return image or ref, recipe.python, recipe.init
 
 
-def _discard(container: Any, chan: AttachChannel | None) -> None:
-    """Kill and remove a container in the background (removal takes a while and nothing
-    waits on it); `_finish_discards` waits for these at interpreter exit."""
-    if chan is not None:
-        chan.close()
-
-    def work() -> None:
-        with contextlib.suppress(Exception):
-            container.remove(force=True)
-
-    thread = threading.Thread(target=work, daemon=True)
-    thread.start()
-    _discarding[:] = [t for t in _discarding if t.is_alive()] + [thread]
-
-
-@atexit.register
-def _finish_discards() -> None:
-    for thread in list(_discarding):
-        thread.join(timeout=10)
+# -- a pool of ready containers ------------------------------------------------------------
 
 
 class ContainerPool:
@@ -195,14 +347,12 @@ class ContainerPool:
     def __init__(self, limits: SandboxLimits | None = None, size: int = 2, client: Any = None,
                  image: str | None = None) -> None:
         from polar.sandboxes.engine import docker_client
-        from polar.sandboxes.image import image_exists, image_ref
+        from polar.sandboxes.image import image_exists
 
         self.limits = limits or SandboxLimits()
         self.client = client or docker_client()
-        ref, recipe = image_ref()
-        self.image = image or ref
-        self.python = recipe.python
-        if not image_exists(self.client, self.image):
+        self.image, self.python, self.init = _image(image)
+        if not image_exists(self.client, self.image):  # fail here, not in the refill thread
             raise SandboxUnavailable(f"the sandbox image {self.image} is missing: run "
                                      "`polar sandbox build-image`")
         self.size = size
@@ -211,6 +361,7 @@ class ContainerPool:
         self._closed = False
         self.last_error: SandboxError | None = None
         self._thread = threading.Thread(target=self._refill, daemon=True, name="polar-pool")
+        _open_pools.add(self)
         self._thread.start()
         for _ in range(size):
             self._wanted.release()
@@ -221,7 +372,8 @@ class ContainerPool:
             if self._closed:
                 return
             try:
-                warm = start_container(self.client, self.image, self.python, self.limits)
+                warm = start_container(self.client, self.image, self.python, self.init,
+                                       self.limits)
             except Exception as err:  # keep refilling; acquire reports the last failure
                 self.last_error = err if isinstance(err, SandboxError) else SandboxUnavailable(
                     f"starting a sandbox container failed: {type(err).__name__}: {err}")
@@ -229,7 +381,7 @@ class ContainerPool:
                 self._wanted.release()
                 continue
             if self._closed:
-                _discard(warm.container, warm.chan)
+                warm.discard()
                 return
             self._ready.put(warm)
 
@@ -250,21 +402,29 @@ class ContainerPool:
         while self._ready.qsize() < self.size and time.monotonic() < deadline:
             time.sleep(0.02)
 
-    def close(self) -> None:
+    def close(self, wait_s: float = 0.0) -> None:
+        """Remove the ready containers; with `wait_s`, also wait that long for a start under
+        way (at interpreter exit, so that it is removed rather than left running)."""
         self._closed = True
+        _open_pools.discard(self)
         self._wanted.release()
+        if wait_s > 0:
+            self._thread.join(wait_s)
         while True:
             try:
                 warm = self._ready.get_nowait()
             except queue.Empty:
                 break
-            _discard(warm.container, warm.chan)
+            warm.discard()
 
     def __enter__(self) -> ContainerPool:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+# -- the sandbox -------------------------------------------------------------------------
 
 
 class DockerSandbox(WorkerSandbox):
@@ -281,24 +441,20 @@ class DockerSandbox(WorkerSandbox):
         self._image = image
         self._warm: WarmContainer | None = None
 
-    def _start(self) -> Channel:
+    def _start(self) -> FramedChannel:
         if self.pool is not None:
             self._warm = self.pool.acquire()
         else:
             from polar.sandboxes.engine import docker_client
-            from polar.sandboxes.image import image_ref
 
             self._client = self._client or docker_client()
-            ref, recipe = image_ref()
-            self._warm = start_container(self._client, self._image or ref, recipe.python,
-                                         self.limits)
+            ref, python, init = _image(self._image)
+            self._warm = start_container(self._client, ref, python, init, self.limits)
         return self._warm.chan
 
     def _kill(self) -> None:
         if self._warm is not None:
-            with contextlib.suppress(Exception):
-                self._warm.container.kill()
-            _discard(self._warm.container, self._warm.chan)
+            self._warm.discard()
             self._warm = None
 
     def _death(self) -> SandboxError:

@@ -50,6 +50,14 @@ def _ping(url: str, timeout: float = 5.0) -> Any | None:
         return None
 
 
+_started_here: list[subprocess.Popen] = []  # services this process started
+
+
+def started_here() -> bool:
+    """Whether this process started Podman's service (`docker_client` does when none runs)."""
+    return bool(_started_here)
+
+
 def start_podman_service(wait_s: float = 20.0) -> str:
     """Start Podman's Docker API service on a private socket; returns its URL."""
     podman = shutil.which("podman")
@@ -75,6 +83,7 @@ def start_podman_service(wait_s: float = 20.0) -> str:
             raise SandboxUnavailable(f"podman's API service exited with status {proc.returncode}; "
                                      f"see {d / 'service.log'}")
         if sock.exists() and _ping(url, 2.0) is not None:
+            _started_here.append(proc)
             return url
         time.sleep(0.1)
     raise SandboxUnavailable(f"podman's API service did not answer within {wait_s:g} s; "
@@ -99,11 +108,21 @@ def docker_client(url: str | None = None, start: bool = True) -> Any:
 
 
 def stop_podman_service() -> bool:
+    """Stop the service Polar started (SIGTERM; SIGKILL after 10 s when this process started
+    it and it has not exited); whether there was one."""
     pid_file = podman_socket_dir() / "service.pid"
     if not pid_file.exists():
         return False
     with contextlib.suppress(ProcessLookupError, ValueError):
-        os.kill(int(pid_file.read_text()), 15)
+        pid = int(pid_file.read_text())
+        os.kill(pid, 15)
+        for proc in _started_here:
+            if proc.pid == pid:
+                try:
+                    proc.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
     pid_file.unlink(missing_ok=True)
     (podman_socket_dir() / "podman.sock").unlink(missing_ok=True)
     return True

@@ -31,6 +31,7 @@ IMAGE_WORKER = "/opt/polar/worker.py"
 class ImageRecipe(StrictModel):
     repository: str = "polar-sandbox"
     python: str = "/usr/bin/python3.11"
+    init: str = "/usr/bin/catatonit"  # PID 1 of every container; the worker runs under it
     packages: list[str] = Field(min_length=1)
     remove: list[str] = Field(default_factory=list)
 

@@ -19,14 +19,8 @@ from polar.episode import FailureCause, Outcome
 from polar.harnesses.base import Harness
 from polar.harnesses.rollout import UNKNOWN, Rollout, judge, rollout
 from polar.harnesses.spaces import describe_space, space_to_spec
-from polar.sandboxes.base import (
-    Sandbox,
-    SandboxError,
-    SandboxLimits,
-    SandboxOutputError,
-    make_sandbox,
-    to_plain,
-)
+from polar.sandboxes.base import Sandbox, SandboxError, SandboxOutputError, to_plain
+from polar.sandboxes.profiles import SandboxProfile
 
 
 def _short(value: Any, limit: int = 200) -> str:
@@ -82,10 +76,9 @@ def run_policy(
     source: str,
     harness: Harness,
     *,
+    profile: SandboxProfile | None = None,
     entrypoint: str = "act",
     max_steps: int | None = None,
-    backend: str = "process",
-    limits: SandboxLimits | None = None,
     seed: int | None = None,
     sandbox: Sandbox | None = None,
     obs: Any = None,
@@ -94,15 +87,19 @@ def run_policy(
     raises for the code's faults. With `obs` (the current observation) it continues the
     running episode, as the agent loop does; without, it resets the harness with `seed`.
 
-    The step cap is the smaller of `max_steps` and `limits.max_env_steps`. Pass `sandbox` to
-    reuse a started one (e.g. from a pool); it is then left open for the caller. The outcome
-    succeeds when the code ran without error and the episode did not end in a failure (see
-    `polar.harnesses.rollout.judge`; success is judged on the steps this code ran)."""
-    limits = sandbox.limits if sandbox is not None else (limits or SandboxLimits())
+    `profile` (see `profiles.resolve_sandbox`) says which backend runs the code and with
+    which limits (default: `SandboxProfile()`, the process backend with default limits).
+    The step cap is the smaller of `max_steps` and the limits' `max_env_steps`. Pass
+    `sandbox` to reuse a started one (e.g. from a pool): its own limits apply, and it is
+    left open for the caller. The outcome succeeds when the code ran without error and the
+    episode did not end in a failure (see `polar.harnesses.rollout.judge`; success is judged
+    on the steps this code ran)."""
+    profile = profile or SandboxProfile()
+    limits = sandbox.limits if sandbox is not None else profile.limits
     cap = min(max_steps or limits.max_env_steps, limits.max_env_steps)
     space = harness.action_space
     own = sandbox is None
-    box = sandbox or make_sandbox(backend, limits)
+    box = sandbox or profile.make()
     t0 = time.perf_counter()
     try:
         try:

@@ -24,10 +24,15 @@ import tempfile
 from pathlib import Path
 
 from polar.sandboxes.base import SandboxError, SandboxLimits, SandboxUnavailable
-from polar.sandboxes.worker_host import Channel, WorkerSandbox, death_from_status, worker_config
-from polar.wire import SpinChannel
+from polar.sandboxes.worker_host import (
+    NOBODY,
+    SPIN_US,
+    WorkerSandbox,
+    death_from_status,
+    worker_config,
+)
+from polar.wire import FramedChannel
 
-NOBODY = 65534
 _HERE = Path(__file__).resolve().parent
 
 
@@ -125,10 +130,7 @@ class ProcessSandbox(WorkerSandbox):
     backend = "process"
     mode = "plain"
     require_isolation = True
-    # Both ends busy-poll this long for the other's next frame before sleeping (adaptive:
-    # a mostly-missing spin turns itself off). On an idle machine a sleeping reader costs
-    # 70-100 us per wake-up, several times a small call; 0 disables the spin.
-    spin_us = 100.0
+    spin_us = SPIN_US
 
     def __init__(self, limits: SandboxLimits | None = None, python: str | None = None) -> None:
         super().__init__(limits)
@@ -155,7 +157,7 @@ class ProcessSandbox(WorkerSandbox):
         cfg = worker_config(self.limits, self.mode, str(runtime / "lib"), self.spin_us)
         return [self.python, "-I", "-S", "-B", str(runtime / "worker.py"), json.dumps(cfg)]
 
-    def _start(self) -> Channel:
+    def _start(self) -> FramedChannel:
         argv = self._argv()
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the worker
         self._killed = False
@@ -168,7 +170,7 @@ class ProcessSandbox(WorkerSandbox):
         except OSError as err:
             raise SandboxUnavailable(f"cannot start the sandbox worker: {err}") from None
         assert self._proc.stdin is not None and self._proc.stdout is not None
-        return SpinChannel(self._proc.stdout.fileno(), self._proc.stdin.fileno(),
+        return FramedChannel(self._proc.stdout.fileno(), self._proc.stdin.fileno(),
                            self.limits.output_bytes + 8192, self.spin_us * 1e-6)
 
     def _kill(self) -> None:

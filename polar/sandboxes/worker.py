@@ -3,7 +3,8 @@
 It is started by the host as `python3 -I -S -B worker.py CONFIG_JSON` and must run on a bare
 Python standard library (the container image has no msgpack), so it carries its own small
 msgpack codec for the subset the protocol uses: nil, bool, int, float, str, bin, array and
-map. It speaks `polar/wire.py` frames (4-byte big-endian length + msgpack) over fds 0/1;
+map. It speaks `polar/wire.py` frames (4-byte big-endian length + msgpack) over fds 0/1, or
+over the Unix socket named by the config's `connect` (the docker backend);
 the host decodes with the real msgpack, so the two must stay byte-compatible (a test
 round-trips every type through both).
 
@@ -262,11 +263,16 @@ _MAX_BACKOFF = 1024
 
 
 class Channel:
-    """Frames over the protocol fds. After each reply the host usually sends its next request
+    """Frames over the protocol fds: the stdlib-only twin of `polar.wire.FramedChannel`, kept
+    on purpose (this file runs inside the sandbox on a bare standard library, and must not
+    import Polar or msgpack); tests/sandboxes/test_worker_channel.py holds the two to the same
+    frames. No size limit on incoming frames: the host is trusted, and RLIMIT_AS bounds it.
+
+    After each reply the host usually sends its next request
     within microseconds, while waking a process asleep in read() costs 70-100 us on an idle
     machine: so `_fill` first busy-polls the non-blocking fd for up to `spin_s` (yielding the
     CPU between polls, as the host may need it), then sleeps in select(). The spin backs off
-    as `polar.wire.SpinChannel`'s does: misses double the number of waits that skip it, hits
+    as `polar.wire.FramedChannel`'s does: misses double the number of waits that skip it, hits
     halve it, so a mostly-missing spin (a slow host, a busy machine) stays mostly off."""
 
     def __init__(self, rfd: int, wfd: int, spin_s: float = 0.0) -> None:
@@ -317,16 +323,24 @@ class Channel:
                         chunk = os.read(rfd, 1 << 16)
                     except BlockingIOError:
                         continue
-                    self._backoff = max(self._backoff // 2, 1)
+                    # Late (the yield handed the CPU to another process for a time slice):
+                    # that wait is what sleeping avoids, so it counts as a miss.
+                    self._spun(_now() <= spin_end)
                     return chunk
-                self._skip_spins = self._backoff
-                self._backoff = min(self._backoff * 2, _MAX_BACKOFF)
+                self._spun(False)
         while True:
             _select([rfd], [], [])
             try:
                 return os.read(rfd, 1 << 16)
             except BlockingIOError:  # spurious wake-up
                 continue
+
+    def _spun(self, hit: bool) -> None:
+        if hit:
+            self._backoff = max(self._backoff // 2, 1)
+        else:
+            self._skip_spins = self._backoff
+            self._backoff = min(self._backoff * 2, _MAX_BACKOFF)
 
     def send_raw(self, body: bytes) -> None:
         data = _HEADER.pack(len(body)) + body
@@ -496,9 +510,17 @@ def _error_reply(kind: str, err: BaseException, limit: int) -> bytes:
 
 
 def serve(cfg: dict) -> None:
-    # Keep private copies of the protocol fds and point 0/1/2 at /dev/null, so print() or a
-    # stray write by the code cannot corrupt the frame stream.
-    rfd, wfd = os.dup(0), os.dup(1)
+    # The protocol runs over fds 0/1, or (the docker backend) over a Unix socket the host
+    # listens on. Keep private copies of its fds and point 0/1/2 at /dev/null, so print() or
+    # a stray write by the code cannot corrupt the frame stream.
+    if cfg.get("connect"):
+        import socket
+
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.connect(cfg["connect"])
+        rfd = wfd = sock.detach()
+    else:
+        rfd, wfd = os.dup(0), os.dup(1)
     null = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(null, fd)

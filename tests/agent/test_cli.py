@@ -99,7 +99,7 @@ def test_policy_code_runs_sandboxed_and_its_failure_feeds_back(tmp_path):
         env = {**os.environ, "POLAR_SKILLS": str(REPO / "skills")}
         r = subprocess.run(
             [sys.executable, "-m", "polar.cli", "task", "balance the pole", "--harness", "gym:CartPole-v1",
-             "--planner", str(p), "--out", str(tmp_path / "run"), "--sandbox", "restricted"],
+             "--planner", str(p), "--out", str(tmp_path / "run"), "--sandbox", "strict"],
             capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120)
         rec = json.loads((tmp_path / "run" / "episode.json").read_text())
     first, second = (d["outcomes"][0] for d in rec["decisions"])

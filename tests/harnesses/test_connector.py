@@ -19,7 +19,7 @@ import pytest
 
 from polar.errors import HarnessError, ProtocolError
 from polar.harnesses.connector import ConnectorConfig, ConnectorHarness
-from polar.wire import HEADER, SpinChannel, pack_frame
+from polar.wire import HEADER, FramedChannel, FrameTooLarge, pack_frame
 
 COUNTER_GAME = textwrap.dedent('''
     import os, subprocess, sys, time
@@ -223,7 +223,7 @@ def test_malformed_reply_frame_is_a_clear_protocol_error(games: Path) -> None:
 def test_oversized_reply_frame_is_a_clear_protocol_error(games: Path) -> None:
     with make(games, ["python", "raw.py", "oversized"], max_frame_bytes=65536) as h:
         h.reset()
-        with pytest.raises(ProtocolError, match="incoming frame of 50000000 bytes exceeds the limit of 65536 bytes"):
+        with pytest.raises(FrameTooLarge, match="incoming frame of 50000000 bytes exceeds the limit of 65536 bytes"):
             h.step(0)
 
 
@@ -258,7 +258,7 @@ def test_exit_code_and_last_stderr_line_name_the_cause(games: Path) -> None:
 def test_oversized_request_is_refused_before_sending_and_the_game_lives_on(games: Path) -> None:
     with make(games, ["python", "counter.py"], max_frame_bytes=65536) as h:
         pid = h.pid
-        with pytest.raises(ProtocolError, match=r"test-game: cannot send reset: frame of \d+ bytes exceeds the limit of 65536"):
+        with pytest.raises(FrameTooLarge, match=r"test-game: cannot send reset: frame of \d+ bytes exceeds the limit of 65536"):
             h.reset(options={"blob": "x" * 100_000})
         assert h.pid == pid
         assert h.reset(seed=1)[0].tolist() == [1]
@@ -278,7 +278,7 @@ def test_serve_answers_malformed_and_oversized_requests(games: Path) -> None:
     proc = subprocess.Popen([sys.executable, "counter.py"], cwd=games, env=env,
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
-        ch = SpinChannel(proc.stdout.fileno(), proc.stdin.fileno(), 1 << 20)
+        ch = FramedChannel(proc.stdout.fileno(), proc.stdin.fileno(), 1 << 20)
         ch.send_frame(HEADER.pack(2) + b"\xc1\xc1")
         reply = ch.recv(30)
         assert reply["ok"] is False and reply["error"].startswith("bad request frame: malformed frame")

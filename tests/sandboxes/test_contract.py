@@ -128,3 +128,11 @@ def test_total_cpu_limit_is_enforced_by_the_kernel() -> None:
         box.load("def spin():\n    while True:\n        pass\n")
         with pytest.raises(SandboxTimeout, match="CPU time limit of 1 s"):
             box.call("spin")
+
+
+def test_a_large_source_within_max_source_bytes_loads() -> None:
+    """Requests are not bound by the reply limit (output_bytes) the channel enforces."""
+    source = "DATA = " + repr("x" * 150_000) + "\ndef act(obs):\n    return len(DATA)\n"
+    with make_sandbox("process", LIMITS) as box:
+        box.load(source)
+        assert box.call("act", []) == 150_000

@@ -9,6 +9,7 @@ import pytest
 from polar.harnesses.registry import make_harness
 from polar.sandboxes.base import SandboxLimits, SandboxOutputError
 from polar.sandboxes.policy_runner import coerce_action, run_policy
+from polar.sandboxes.profiles import SandboxProfile, resolve_sandbox
 
 BALANCE = """
 def act(obs):
@@ -20,25 +21,30 @@ def act(obs):
 @pytest.mark.parametrize("backend", ["restricted", "process"])
 def test_balancing_policy_beats_random(backend: str) -> None:
     with make_harness("gym:CartPole-v1") as harness:
-        out = run_policy(BALANCE, harness, backend=backend, seed=0).outcome
+        out = run_policy(BALANCE, harness, profile=SandboxProfile(backend=backend), seed=0).outcome
     assert out.error_type is None, out.reason
     assert out.steps > 100 and out.reward == out.steps  # random play lasts ~20 steps
     assert out.stopped_by in ("terminated", "truncated")
 
 
-def test_step_cap_stops_the_episode() -> None:
-    limits = SandboxLimits(max_env_steps=30)
+def test_the_profiles_limits_reach_the_run(tmp_path) -> None:
+    path = tmp_path / "tight.yaml"
+    path.write_text("backend: restricted\nlimits:\n  max_env_steps: 30\n  timeout_s: 0.3\n")
+    profile = resolve_sandbox(str(path))
     with make_harness("gym:CartPole-v1") as harness:
-        out = run_policy(BALANCE, harness, backend="process", limits=limits, seed=0, max_steps=500).outcome
-    assert out.steps == 30 and out.stopped_by == "step_limit" and out.error_type is None
+        capped = run_policy(BALANCE, harness, profile=profile, seed=0, max_steps=500).outcome
+        slow = run_policy("def act(obs):\n    while True:\n        pass\n", harness,
+                          profile=profile, seed=0).outcome
+    assert capped.steps == 30 and capped.stopped_by == "step_limit" and capped.error_type is None
+    assert slow.error_type == "SandboxTimeout" and "0.3 s" in slow.reason
 
 
 def test_failures_become_outcomes() -> None:
     with make_harness("gym:CartPole-v1") as harness:
-        bad_action = run_policy("def act(obs):\n    return 7\n", harness, backend="process", seed=0).outcome
-        missing = run_policy("def policy(obs):\n    return 0\n", harness, backend="process").outcome
+        bad_action = run_policy("def act(obs):\n    return 7\n", harness, seed=0).outcome
+        missing = run_policy("def policy(obs):\n    return 0\n", harness).outcome
         slow = run_policy("def act(obs):\n    while True:\n        pass\n", harness,
-                          backend="process", limits=SandboxLimits(timeout_s=0.3)).outcome
+                          profile=SandboxProfile(limits=SandboxLimits(timeout_s=0.3))).outcome
     assert bad_action.error_type == "SandboxOutputError" and "outside the action space" in bad_action.reason
     assert bad_action.steps == 0 and "Discrete(2)" in bad_action.reason
     assert missing.error_type == "SandboxOutputError" and "'act'" in missing.reason
@@ -50,7 +56,7 @@ def test_minigrid_dict_observation_arrives_as_plain_data() -> None:
            "    assert isinstance(obs['image'], list) and len(obs['image']) == 7\n"
            "    return 2\n")  # always 'forward'
     with make_harness("minigrid:MiniGrid-Empty-5x5-v0") as harness:
-        out = run_policy(src, harness, backend="process", seed=1, max_steps=5).outcome
+        out = run_policy(src, harness, seed=1, max_steps=5).outcome
     assert out.error_type is None, out.reason
     assert out.steps >= 1
 
@@ -81,6 +87,6 @@ def test_a_game_that_dies_under_the_code_is_a_harness_error_not_ok() -> None:
             return step(action)
 
         harness.step = dying_step
-        out = run_policy(BALANCE, harness, backend="restricted", seed=0).outcome
+        out = run_policy(BALANCE, harness, profile=SandboxProfile(backend="restricted"), seed=0).outcome
     assert not out.success and out.cause == "harness-error" and out.stopped_by == "error"
     assert out.steps == 3 and "BrokenPipeError" in out.harness_error and out.error_type is None

@@ -1,5 +1,5 @@
 """The worker's frame channel: after a reply it busy-polls stdin briefly (with the same
-adaptive back-off as polar.wire.SpinChannel) before sleeping; frames must come through
+adaptive back-off as polar.wire.FramedChannel) before sleeping; frames must come through
 intact either way, and EOF must still end the worker."""
 
 from __future__ import annotations
@@ -82,7 +82,7 @@ def test_replies_go_out_whole(pipe) -> None:
     try:
         ch = worker.Channel(r, out_w, 0.0001)
         ch.send_raw(worker.encode([0, [1.0, 2.0]], 1 << 20))
-        assert wire.SpinChannel(out_r, w, 1 << 20).recv(timeout=5) == [0, [1.0, 2.0]]
+        assert wire.FramedChannel(out_r, w, 1 << 20).recv(timeout=5) == [0, [1.0, 2.0]]
     finally:
         os.close(out_r)
         os.close(out_w)

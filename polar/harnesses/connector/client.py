@@ -100,8 +100,8 @@ class ConnectorHarness(Harness):
     def _pack(self, request: dict[str, Any], op: str) -> bytes:
         try:
             return self._encode(request)
-        except ProtocolError as err:
-            raise ProtocolError(f"{self.harness_id}: cannot send {op}: {err}") from None
+        except ProtocolError as err:  # FrameTooLarge stays FrameTooLarge
+            raise type(err)(f"{self.harness_id}: cannot send {op}: {err}") from None
 
     def _start(self) -> dict[str, Any]:
         """Start a process and do the spec handshake; raises StartupFailed on death/silence."""
@@ -145,7 +145,7 @@ class ConnectorHarness(Harness):
             raise _GameFailed(game.describe_exit(op)) from None
         except ProtocolError as err:
             self._drop_game()
-            raise ProtocolError(f"{self.harness_id}: bad frame from the game in reply to {op}: {err}") from None
+            raise type(err)(f"{self.harness_id}: bad frame from the game in reply to {op}: {err}") from None
         if type(reply) is not dict or "ok" not in reply:
             self._drop_game()
             raise ProtocolError(f"{self.harness_id}: the reply to {op} must be a map with 'ok', "

@@ -19,7 +19,7 @@ from pathlib import Path
 from polar.errors import HarnessError
 from polar.harnesses.connector.config import ConnectorConfig
 from polar.harnesses.connector.protocol import ENV_MAX_FRAME, ENV_SOCKET, ENV_SPIN_US, ENV_TRANSPORT
-from polar.wire import SpinChannel, pack_frame
+from polar.wire import FramedChannel, pack_frame
 
 _CLOSE_FRAME = pack_frame({"op": "close"})
 
@@ -43,7 +43,7 @@ def resolve_command(command: list[str], base_dir: Path) -> list[str]:
 
 
 class GameProcess:
-    """A started game process with a connected `SpinChannel`."""
+    """A started game process with a connected `FramedChannel`."""
 
     def __init__(self, config: ConnectorConfig, base_dir: Path, workdir: Path) -> None:
         self.config = config
@@ -88,7 +88,7 @@ class GameProcess:
         spin_s = config.spin_us * 1e-6
         if listener is None:
             assert self.proc.stdout is not None and self.proc.stdin is not None
-            self.channel = SpinChannel(self.proc.stdout.fileno(), self.proc.stdin.fileno(),
+            self.channel = FramedChannel(self.proc.stdout.fileno(), self.proc.stdin.fileno(),
                                        config.max_frame_bytes, spin_s)
             return
         try:
@@ -101,7 +101,7 @@ class GameProcess:
             with contextlib.suppress(FileNotFoundError):
                 Path(env[ENV_SOCKET]).unlink()
         fd = self._sock.fileno()
-        self.channel = SpinChannel(fd, fd, config.max_frame_bytes, spin_s)
+        self.channel = FramedChannel(fd, fd, config.max_frame_bytes, spin_s)
 
     def _accept(self, listener: socket.socket, deadline: float) -> socket.socket:
         while True:

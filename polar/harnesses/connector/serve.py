@@ -34,7 +34,7 @@ from polar.harnesses.connector.protocol import (
     PROTOCOL_VERSION,
 )
 from polar.harnesses.spaces import space_to_spec
-from polar.wire import DEFAULT_MAX_FRAME, ChannelClosed, FrameTooLarge, SpinChannel
+from polar.wire import DEFAULT_MAX_FRAME, ChannelClosed, FramedChannel, FrameTooLarge
 
 _OPTIONAL_SPEC_FIELDS = ("action_meanings", "max_steps", "reward_range", "reports_success",
                          "predicate_vocabulary", "description")
@@ -197,7 +197,7 @@ def serve(
     else:
         raise SystemExit(f"serve(): unknown transport {transport!r}; expected 'stdio' or 'unix'")
 
-    channel = SpinChannel(in_fd, out_fd, max_frame, spin)
+    channel = FramedChannel(in_fd, out_fd, max_frame, spin)
     session = _Session(game)
     try:
         _loop(channel, session)
@@ -206,7 +206,7 @@ def serve(
             sock.close()
 
 
-def _loop(channel: SpinChannel, session: _Session) -> None:
+def _loop(channel: FramedChannel, session: _Session) -> None:
     while True:
         try:
             req = channel.recv()
@@ -234,11 +234,11 @@ def _loop(channel: SpinChannel, session: _Session) -> None:
             return
 
 
-def _send_reply(channel: SpinChannel, reply: dict[str, Any]) -> bool:
+def _send_reply(channel: FramedChannel, reply: dict[str, Any]) -> bool:
     try:
-        frame = channel._encode(reply)
+        frame = channel.encode_frame(reply)
     except ProtocolError as err:  # unencodable or oversized observation: tell the harness
-        frame = channel._encode(_error(f"cannot send the reply: {err}"))
+        frame = channel.encode_frame(_error(f"cannot send the reply: {err}"))
     try:
         channel.send_frame(frame)
     except ChannelClosed:
