@@ -203,3 +203,11 @@ class MazeMap:
                 cells.append(f"{mark:>{w}}")
             lines.append(f"{r:>3} " + "".join(cells))
         return "\n".join(lines)
+
+
+def maze_from_spec(spec: Any) -> MazeMap | None:
+    """The maze a `maze:` harness publishes in `spec.extra["maze"]`, or None for other harnesses."""
+    data = (getattr(spec, "extra", None) or {}).get("maze")
+    if not isinstance(data, dict) or "rows" not in data:
+        return None
+    return MazeMap.parse(data["rows"], scale=float(data.get("scale", 1.0)), source=f"{spec.id}: spec.extra.maze")
