@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
+import numpy as np
+
 from polar.errors import ConfigError
 
 Cell = tuple[int, int]
@@ -211,3 +213,34 @@ def maze_from_spec(spec: Any) -> MazeMap | None:
     if not isinstance(data, dict) or "rows" not in data:
         return None
     return MazeMap.parse(data["rows"], scale=float(data.get("scale", 1.0)), source=f"{spec.id}: spec.extra.maze")
+
+
+def random_maze(rng: np.random.Generator, height: int, width: int, openness: float = 0.2) -> MazeMap:
+    """A random `height` x `width` maze (both odd, >= 5) inside a wall border: a depth-first
+    spanning tree over the cells at odd (row, col) (so every free cell is reachable), then a
+    fraction `openness` of the remaining inner walls knocked down (loops and open areas)."""
+    if height < 5 or width < 5 or height % 2 == 0 or width % 2 == 0:
+        raise ConfigError(f"random_maze: size {height}x{width}: both sides must be odd and >= 5")
+    grid = [[WALL] * width for _ in range(height)]
+    start = (1, 1)
+    grid[1][1] = FREE
+    stack = [start]
+    while stack:
+        r, c = stack[-1]
+        options = [(r + 2 * dr, c + 2 * dc, dr, dc) for _, dr, dc in DIRECTIONS
+                   if 0 < r + 2 * dr < height - 1 and 0 < c + 2 * dc < width - 1
+                   and grid[r + 2 * dr][c + 2 * dc] == WALL]
+        if not options:
+            stack.pop()
+            continue
+        nr, nc, dr, dc = options[int(rng.integers(len(options)))]
+        grid[r + dr][c + dc] = grid[nr][nc] = FREE
+        stack.append((nr, nc))
+    inner = [(r, c) for r in range(1, height - 1) for c in range(1, width - 1) if grid[r][c] == WALL]
+    for r, c in inner:
+        if rng.random() < openness:
+            grid[r][c] = FREE
+    maze = MazeMap(tuple("".join(row) for row in grid))
+    reachable = maze.distances(start)  # a knocked-down pillar can be an island: wall it again
+    return MazeMap(tuple("".join(ch if ch == WALL or (r, c) in reachable else WALL for c, ch in enumerate(row))
+                         for r, row in enumerate(maze.rows)))
