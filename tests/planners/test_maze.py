@@ -110,7 +110,7 @@ def run_with_scripted_reach(h, obs, planner, task="go to the goal", budget=100):
         cell = (d.args["row"], d.args["col"]) if d.args else None
         ok, n, ended = False, 0, False
         while n < budget and not ok and not ended:
-            obs, _, term, trunc, _ = h.step(scripted_action(obs, target_of(h, obs, cell)))
+            obs, _, term, trunc, _ = h.step(scripted_action(obs, target_of(h.maze, obs, cell)))
             n += 1
             ok, ended = hook_done(h.symbolic_state(), d.args), term or trunc
         steps += n

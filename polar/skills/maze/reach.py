@@ -111,28 +111,29 @@ def check_args(args: dict[str, Any]) -> tuple[int, int] | None:
     return int(args["row"]), int(args["col"])
 
 
-def _maze_harness(harness: Any) -> MazeHarness:
-    if not isinstance(harness, MazeHarness):
+def maze_of(harness: Any) -> MazeMap:
+    """The map of a maze: harness (read through wrappers, e.g. the agent's recording one)."""
+    maze = getattr(harness, "maze", None)
+    if not isinstance(maze, MazeMap):
         hid = getattr(getattr(harness, "spec", None), "id", type(harness).__name__)
         raise HarnessError(f"reach needs a maze: harness (PointMaze); got {hid!r}")
-    return harness
+    return maze
 
 
-def target_of(harness: MazeHarness, obs: dict[str, Any], cell: tuple[int, int] | None) -> tuple[float, float]:
+def target_of(maze: MazeMap, obs: dict[str, Any], cell: tuple[int, int] | None) -> tuple[float, float]:
     """The point reach(cell) aims at: the cell's centre, or the goal point."""
     if cell is None:
         g = np.asarray(obs["desired_goal"])
         return float(g[0]), float(g[1])
-    if not harness.maze.is_free(cell):
-        raise ConfigError(f"reach args: cell {list(cell)} is a wall or outside the "
-                          f"{harness.maze.height}x{harness.maze.width} maze")
-    return harness.maze.cell_to_xy(cell)
+    if not maze.is_free(cell):
+        raise ConfigError(f"reach args: cell {list(cell)} is a wall or outside the {maze.height}x{maze.width} maze")
+    return maze.cell_to_xy(cell)
 
 
 def hook_features(obs: Any, args: dict[str, Any], harness: Any = None) -> dict[str, np.ndarray]:
     """The manifest's feature hook (the runner passes `harness=`: the map is read from it)."""
-    h = _maze_harness(harness)
-    return features(h.maze, obs, target_of(h, obs, check_args(args)))
+    maze = maze_of(harness)
+    return features(maze, obs, target_of(maze, obs, check_args(args)))
 
 
 def hook_done(state: Any, args: dict[str, Any], obs: Any = None, info: Any = None) -> bool:
@@ -201,7 +202,9 @@ class ReachEnv(gym.Env):
                                   "goal_distance": self.goal_distance, "position_noise": self.position_noise}
             h = (make_harness(layout, **kw) if isinstance(layout, str)
                  else make_harness("maze:custom", maze_map=layout, **kw))
-            self._harnesses[i] = _maze_harness(h)
+            if not isinstance(h, MazeHarness):
+                raise ConfigError(f"ReachEnv: layout {layout!r} is not a maze: harness")
+            self._harnesses[i] = h
         return self._harnesses[i]
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
