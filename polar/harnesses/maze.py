@@ -33,7 +33,8 @@ import gymnasium as gym
 import numpy as np
 
 from polar.errors import ConfigError, HarnessError
-from polar.harnesses.base import Harness, HarnessSpec, StepResult, SymbolicObject, SymbolicState
+from polar.harnesses.base import HarnessSpec, SymbolicObject, SymbolicState
+from polar.harnesses.gym import GymHarness
 from polar.harnesses.maze_map import Cell, MazeMap
 from polar.harnesses.spaces import space_to_spec
 
@@ -62,8 +63,10 @@ def _default_steps(maze: MazeMap) -> int:
     return max(300, 20 * len(maze.free_cells))
 
 
-class MazeHarness(Harness):
-    def __init__(
+class MazeHarness(GymHarness):
+    """A PointMaze env (a GymHarness: same stepping, seeding and spaces) plus the maze map."""
+
+    def __init__(  # not GymHarness.__init__: the env is made here, with the map
         self,
         env_id: str,
         description: str | None = None,
@@ -128,25 +131,14 @@ class MazeHarness(Harness):
         """The package's unwrapped PointMazeEnv (MuJoCo model and data), for skills and tests."""
         return self.env.unwrapped
 
-    @property
-    def observation_space(self) -> gym.Space:
-        return self.env.observation_space
-
-    @property
-    def action_space(self) -> gym.Space:
-        return self.env.action_space
-
     # --- episode --------------------------------------------------------------------------
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None):
         if seed is not None:
             self._rng = np.random.default_rng(seed)
-            if not self._seeded:
-                self.env.action_space.seed(seed)
-                self._seeded = True
         opts = self._reset_options(options)
         try:
-            return self.env.reset(seed=seed, options=opts)
+            return super().reset(seed=seed, options=opts)
         except AssertionError as err:  # the package asserts on cells it cannot use
             raise HarnessError(f"{self.spec.id}: reset options {options}: {err}") from None
 
@@ -179,12 +171,6 @@ class MazeHarness(Harness):
             if goals:
                 return s, goals[int(self._rng.integers(len(goals)))]
         raise HarnessError(f"{self.spec.id}: no goal cell {lo}..{hi} moves from the start cells")
-
-    def step(self, action: Any) -> StepResult:
-        return self.env.step(action)
-
-    def close(self) -> None:
-        self.env.close()
 
     # --- state ----------------------------------------------------------------------------
 
