@@ -1,5 +1,7 @@
 """The reach skill's policy input, termination and training env (polar/skills/maze/reach.py)."""
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
@@ -156,3 +158,20 @@ def test_random_layouts_are_drawn_from_the_seed_and_connected():
     assert env2.layouts == maps
     with pytest.raises(ConfigError, match="odd"):
         random_maze(np.random.default_rng(0), 8, 9)
+
+
+def test_recipe_validates_and_her_reward_is_the_env_reward():
+    """The recipe's HER reward (sparse, threshold 0.45) is the env's own reward; runs once
+    the HER replay buffer (polar.rl.config.HERConfig) is in the tree."""
+    import polar.rl.config as rl_config
+
+    if not hasattr(rl_config, "HERConfig"):
+        pytest.skip("polar.rl has no HER replay buffer yet")
+    from polar.config import load_yaml
+    from polar.rl.buffers import goal_reward_fn
+
+    cfg = load_yaml(Path(__file__).resolve().parents[2] / "skills/recipes/reach.yaml", rl_config.TrainConfig)
+    her = goal_reward_fn(cfg.sac.her)
+    rng = np.random.default_rng(0)
+    ag, dg = rng.uniform(-1, 1, (500, 2)).astype(np.float32), rng.uniform(-1, 1, (500, 2)).astype(np.float32)
+    assert np.array_equal(her(ag, dg), goal_reward(ag, dg))
