@@ -170,7 +170,10 @@ def test_recipe_validates_and_her_reward_is_the_env_reward():
     from polar.config import load_yaml
     from polar.rl.buffers import goal_reward_fn
 
-    cfg = load_yaml(Path(__file__).resolve().parents[2] / "skills/recipes/reach.yaml", rl_config.TrainConfig)
+    recipes = Path(__file__).resolve().parents[2] / "skills" / "recipes"
+    cfg = load_yaml(recipes / "reach.yaml", rl_config.TrainConfig)
+    check = load_yaml(recipes / "reach_check.yaml", rl_config.TrainConfig)
+    assert check.sac.her == cfg.sac.her and check.network == cfg.network
     her = goal_reward_fn(cfg.sac.her)
     rng = np.random.default_rng(0)
     ag, dg = rng.uniform(-1, 1, (500, 2)).astype(np.float32), rng.uniform(-1, 1, (500, 2)).astype(np.float32)
