@@ -126,6 +126,15 @@ class MazeHarness(GymHarness):
                             "success_radius": SUCCESS_RADIUS}},
         )
 
+    def capabilities(self) -> set[str]:
+        return {"maze"}
+
+    def capability(self, name: str) -> Any:
+        """`"maze"`: the MazeMap (cells, walls, cell <-> xy), for skills such as `reach`."""
+        if name == "maze":
+            return self.maze
+        raise HarnessError(f"harness {self.spec.id!r} has no capability {name!r} (it offers: maze)")
+
     @property
     def point_env(self) -> Any:
         """The package's unwrapped PointMazeEnv (MuJoCo model and data), for skills and tests."""

@@ -62,6 +62,12 @@ def test_features_frame_is_the_target_cell(medium):
         hook_features(obs, {"row": 1}, harness=medium)
     with pytest.raises(HarnessError, match="needs a maze: harness"):
         hook_features(obs, {}, harness=None)
+    grid = make_harness("minigrid:MiniGrid-Empty-5x5-v0")
+    with pytest.raises(HarnessError, match="maze"):  # no "maze" capability
+        hook_features(obs, {}, harness=grid)
+    assert medium.capability("maze") is medium.maze and medium.capabilities() == {"maze"}
+    with pytest.raises(HarnessError, match="no capability 'grid'"):
+        medium.capability("grid")
 
 
 def test_same_local_situation_in_two_mazes_gives_the_same_input():

@@ -112,8 +112,9 @@ def check_args(args: dict[str, Any]) -> tuple[int, int] | None:
 
 
 def maze_of(harness: Any) -> MazeMap:
-    """The map of a maze: harness (read through wrappers, e.g. the agent's recording one)."""
-    maze = getattr(harness, "maze", None)
+    """The map a maze: harness declares as its `"maze"` capability (through wrappers too)."""
+    capability = getattr(harness, "capability", None)
+    maze = capability("maze") if callable(capability) else None
     if not isinstance(maze, MazeMap):
         hid = getattr(getattr(harness, "spec", None), "id", type(harness).__name__)
         raise HarnessError(f"reach needs a maze: harness (PointMaze); got {hid!r}")
