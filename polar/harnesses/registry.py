@@ -1,5 +1,5 @@
-"""Resolve harness ids: `gym:<EnvId>`, `minigrid:<EnvId>`, a YAML spec name under
-`harnesses/` (e.g. `keydoor`), or a path to a YAML spec."""
+"""Resolve harness ids: `gym:<EnvId>`, `minigrid:<EnvId>`, `maze:<PointMazeId>`, a YAML spec
+name under `harnesses/` (e.g. `keydoor`), or a path to a YAML spec."""
 
 from __future__ import annotations
 
@@ -15,9 +15,11 @@ from polar.errors import ConfigError, HarnessError
 from polar.harnesses.base import Harness, HarnessEnv, SuccessRule
 from polar.workspace import asset_dirs
 
+_FAMILIES = ("gym:", "minigrid:", "maze:")
+
 
 class HarnessFile(StrictModel):
-    """A harness spec file: either an alias of a gym/minigrid id with kwargs (`base`), or an
+    """A harness spec file: either an alias of a gym/minigrid/maze id with kwargs (`base`), or an
     out-of-process game (`connector`)."""
 
     id: str
@@ -30,16 +32,16 @@ class HarnessFile(StrictModel):
     @model_validator(mode="after")
     def _one_source(self) -> HarnessFile:
         if (self.base is None) == (self.connector is None):
-            raise ValueError("give exactly one of `base` (a gym:/minigrid: id) or `connector`")
-        if self.base is not None and not self.base.startswith(("gym:", "minigrid:")):
-            raise ValueError(f"base must start with gym: or minigrid:, got {self.base!r}")
+            raise ValueError("give exactly one of `base` (a gym:/minigrid:/maze: id) or `connector`")
+        if self.base is not None and not self.base.startswith(_FAMILIES):
+            raise ValueError(f"base must start with one of {', '.join(_FAMILIES)}, got {self.base!r}")
         return self
 
 
 @dataclass(frozen=True)
 class HarnessListing:
     id: str
-    kind: str  # "yaml" | "gym" | "minigrid"
+    kind: str  # "yaml" | "gym" | "minigrid" | "maze"
     source: str
 
 
@@ -59,9 +61,15 @@ def list_harnesses(include_registered: bool = False) -> list[HarnessListing]:
     if include_registered:
         import minigrid  # noqa: F401 - registers MiniGrid/BabyAI ids
 
+        from polar.harnesses.maze import point_maze_ids
+
+        mazes = set(point_maze_ids())  # registers Gymnasium-Robotics' ids
+        entries.append(HarnessListing("maze:custom", "maze", "PointMaze over kwargs maze_map"))
         for env_id, spec in sorted(gym.registry.items()):
             ep = str(spec.entry_point)
-            kind = "minigrid" if "minigrid" in ep else "gym"
+            if ep.startswith("gymnasium_robotics") and env_id not in mazes:
+                continue  # only PointMaze is a harness family; the rest need their own adapter
+            kind = "maze" if env_id in mazes else "minigrid" if "minigrid" in ep else "gym"
             entries.append(HarnessListing(f"{kind}:{env_id}", kind, ep))
     return entries
 
@@ -93,6 +101,10 @@ def make_harness(harness_id: str, **kwargs: Any) -> Harness:
         from polar.harnesses.gym import GymHarness
 
         return GymHarness(harness_id[4:], **kwargs)
+    if harness_id.startswith("maze:"):
+        from polar.harnesses.maze import MazeHarness
+
+        return MazeHarness(harness_id[5:], **kwargs)
     if harness_id.startswith("minigrid:"):
         from polar.harnesses.minigrid import MiniGridHarness
 
@@ -110,7 +122,7 @@ def make_harness(harness_id: str, **kwargs: Any) -> Harness:
         return _from_file(specs[harness_id], kwargs)
     known = ", ".join(sorted(specs)) or "none"
     raise HarnessError(
-        f"unknown harness {harness_id!r}: use gym:<EnvId>, minigrid:<EnvId>, a YAML path, "
+        f"unknown harness {harness_id!r}: use gym:<EnvId>, minigrid:<EnvId>, maze:<PointMazeId>, a YAML path, "
         f"or one of the specs under harnesses/ ({known})"
     )
 

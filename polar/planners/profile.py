@@ -1,6 +1,6 @@
 """Planner profiles (`planners/*.yaml`): a strict model per backend and `load_planner`.
 
-    backend: llm            # or symbolic
+    backend: llm            # or symbolic, or maze
     model: openai/gpt-4o-mini
     mode: skill             # plan | skill | code | auto
     budgets: {max_calls: 40}
@@ -48,16 +48,18 @@ class LLMProfile(LLMSettings):
 
 
 class SymbolicProfile(StrictModel):
-    """The offline planner's profile; its options are read by polar.planners.symbolic."""
+    """An offline planner's profile; its options are read by polar.planners.symbolic (or, for
+    `backend: maze`, by polar.planners.maze)."""
 
-    backend: Literal["symbolic"]
+    backend: Literal["symbolic", "maze"]
     name: str = "symbolic"
     description: str = ""
     options: dict[str, Any] = Field(default_factory=dict)
 
 
 PlannerProfile = LLMProfile | SymbolicProfile
-_BY_BACKEND: dict[str, type[LLMProfile] | type[SymbolicProfile]] = {"llm": LLMProfile, "symbolic": SymbolicProfile}
+_BY_BACKEND: dict[str, type[LLMProfile] | type[SymbolicProfile]] = {
+    "llm": LLMProfile, "symbolic": SymbolicProfile, "maze": SymbolicProfile}
 
 
 def resolve_profile_path(path_or_name: str | Path) -> Path:
@@ -80,6 +82,10 @@ def load_planner_profile(path_or_name: str | Path, overrides: dict[str, Any] | N
 
 def load_planner(path_or_name: str | Path, overrides: dict[str, Any] | None = None) -> Planner:
     profile = load_planner_profile(path_or_name, overrides)
+    if isinstance(profile, SymbolicProfile) and profile.backend == "maze":
+        from polar.planners.maze import MazePlanner
+
+        return MazePlanner(profile)
     if isinstance(profile, SymbolicProfile):
         from polar.planners.symbolic import SymbolicPlanner  # the lead's module; imported lazily
 

@@ -163,7 +163,7 @@ def test_bad_profile_key_names_the_field(tmp_path):
     with pytest.raises(ConfigError, match=r"budgets.max_calls"):
         load_planner_profile(path)
     path.write_text("backend: neural\n")
-    with pytest.raises(ConfigError, match=r"backend: expected one of llm, symbolic, got 'neural'"):
+    with pytest.raises(ConfigError, match=r"backend: expected one of llm, symbolic, maze, got 'neural'"):
         load_planner_profile(path)
     with pytest.raises(ConfigError, match="not found.*local-test"):
         load_planner_profile("no-such-profile")

@@ -1,0 +1,1 @@
+"""Skills for the maze: (PointMaze) harnesses: `reach` (see reach.py)."""
