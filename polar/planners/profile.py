@@ -14,15 +14,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
-from polar.config import StrictModel, read_yaml, validate
-from polar.errors import ConfigError
+from polar.config import StrictModel, check_safe_name, read_mapping, validate
+from polar.errors import ConfigError, PolarError
 from polar.llm.settings import BudgetLimits, LLMSettings
 from polar.workspace import asset_dirs, find_asset
 
 if TYPE_CHECKING:
     from polar.planners.base import Planner
+    from polar.prompts.templates import PromptTemplate
 
 PlannerMode = Literal["plan", "skill", "code", "auto"]
 
@@ -34,7 +35,14 @@ class TemplateNames(StrictModel):
     user: str | None = None
 
 
-class LLMProfile(LLMSettings):
+class _Named(StrictModel):
+    @field_validator("name", check_fields=False)
+    @classmethod
+    def _safe_name(cls, v: str) -> str:
+        return check_safe_name(v)
+
+
+class LLMProfile(LLMSettings, _Named):
     backend: Literal["llm"] = "llm"
     name: str = "llm"
     description: str = ""
@@ -47,7 +55,10 @@ class LLMProfile(LLMSettings):
     history_window: int = Field(default=12, ge=0, description="How many recent outcomes the prompt shows.")
 
 
-class SymbolicProfile(StrictModel):
+SYMBOLIC_OPTIONS = {"max_repeats": "give up when the same skill call fails this many times in a row"}
+
+
+class SymbolicProfile(_Named):
     """The offline planner's profile; its options are read by polar.planners.symbolic."""
 
     backend: Literal["symbolic"]
@@ -55,9 +66,38 @@ class SymbolicProfile(StrictModel):
     description: str = ""
     options: dict[str, Any] = Field(default_factory=dict)
 
+    @field_validator("options")
+    @classmethod
+    def _known_options(cls, v: dict[str, Any]) -> dict[str, Any]:
+        for key, value in v.items():
+            if key not in SYMBOLIC_OPTIONS:
+                raise ValueError(f"{key}: unknown option (known: {', '.join(SYMBOLIC_OPTIONS)})")
+            if type(value) is not int or value < 1:
+                raise ValueError(f"{key}: must be an integer >= 1, got {value!r}")
+        return v
+
 
 PlannerProfile = LLMProfile | SymbolicProfile
 _BY_BACKEND: dict[str, type[LLMProfile] | type[SymbolicProfile]] = {"llm": LLMProfile, "symbolic": SymbolicProfile}
+
+
+def resolve_templates(profile: LLMProfile) -> tuple[PromptTemplate, PromptTemplate]:
+    """The profile's system and user templates, loaded and checked against its mode.
+    Raises ConfigError naming the field (`templates.user: ...`)."""
+    from polar.prompts.templates import load_template
+
+    loaded = []
+    for field, name in (("system", profile.templates.system),
+                        ("user", profile.templates.user or f"planner_{profile.mode}")):
+        try:
+            loaded.append(load_template(name))
+        except PolarError as err:
+            raise ConfigError(f"templates.{field}: {err}") from None
+    user = loaded[1]
+    if user.mode not in (profile.mode, "any"):
+        raise ConfigError(f"templates.user: template {user.name!r} is for mode {user.mode!r}, "
+                          f"but profile {profile.name!r} has mode {profile.mode!r}")
+    return loaded[0], loaded[1]
 
 
 def resolve_profile_path(path_or_name: str | Path) -> Path:
@@ -65,6 +105,8 @@ def resolve_profile_path(path_or_name: str | Path) -> Path:
     if p.is_file():
         return p
     name = str(path_or_name)
+    if p.suffix not in ("", ".yaml", ".yml") or "/" in name or name.startswith("."):
+        raise ConfigError(f"planner profile {name!r}: no such file")
     found = find_asset("planners", name if name.endswith((".yaml", ".yml")) else f"{name}.yaml")
     if found is not None:
         return found
@@ -75,15 +117,18 @@ def resolve_profile_path(path_or_name: str | Path) -> Path:
 def load_profile(path_or_name: str | Path, overrides: dict[str, Any] | None = None) -> PlannerProfile:
     """Read and validate a profile; `overrides` replace top-level keys before validation."""
     path = resolve_profile_path(path_or_name)
-    data = read_yaml(path)
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path}: a planner profile must be a mapping of keys to values")
-    data = {**data, **(overrides or {})}
+    data = {**read_mapping(path), **(overrides or {})}
     backend = data.get("backend")
     if backend not in _BY_BACKEND:
         raise ConfigError(f"{path}: backend: expected one of {', '.join(_BY_BACKEND)}, got {backend!r}")
     data.setdefault("name", path.stem)
-    return validate(_BY_BACKEND[backend], data, str(path))
+    profile = validate(_BY_BACKEND[backend], data, str(path))
+    if isinstance(profile, LLMProfile):
+        try:
+            resolve_templates(profile)  # a dangling template fails here, not at the first call
+        except ConfigError as err:
+            raise ConfigError(f"{path}: {err}") from None
+    return profile
 
 
 def load_planner(path_or_name: str | Path, overrides: dict[str, Any] | None = None) -> Planner:

@@ -26,7 +26,7 @@ def run(
     profile: str = typer.Option("default", help="profile name or YAML path"),
 ) -> None:
     """Load FILE in a sandbox, call one function, print its JSON result."""
-    from polar.config import validate
+    from polar.config import read_text, validate
     from polar.errors import ConfigError
     from polar.sandboxes.base import SandboxLimits, make_sandbox
     from polar.sandboxes.profiles import load_profile
@@ -38,10 +38,7 @@ def run(
         raise ConfigError(f"--args: not valid JSON: {err}") from None
     if not isinstance(call_args, list):
         raise ConfigError("--args: must be a JSON list of positional arguments, e.g. '[[0.1, 0.2]]'")
-    try:
-        source = file.read_text()
-    except OSError as err:
-        raise ConfigError(f"{file}: cannot read: {err.strerror}") from None
+    source = read_text(file)  # a missing, binary or non-UTF-8 file is a ConfigError naming it
     updates = {k: v for k, v in (("timeout_s", timeout), ("memory_mb", memory_mb)) if v is not None}
     limits = validate(SandboxLimits, {**prof.limits.model_dump(), **updates}, "--timeout/--memory-mb")
     with make_sandbox(backend or prof.backend, limits) as box:

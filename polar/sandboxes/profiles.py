@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
-from polar.config import StrictModel, load_yaml
+from pydantic import Field
+
+from polar.config import SAFE_NAME, StrictModel, load_yaml
 from polar.errors import ConfigError
 from polar.sandboxes.base import Backend, SandboxLimits
 from polar.workspace import asset_dirs, find_asset
@@ -12,7 +15,7 @@ from polar.workspace import asset_dirs, find_asset
 
 class SandboxProfile(StrictModel):
     backend: Backend = "process"
-    pool_size: int = 2
+    pool_size: int = Field(2, ge=1)
     limits: SandboxLimits = SandboxLimits()
 
 
@@ -21,6 +24,8 @@ def load_profile(name_or_path: str = "default") -> SandboxProfile:
     p = Path(name_or_path)
     if p.suffix in (".yaml", ".yml") and p.exists():
         return load_yaml(p, SandboxProfile)
+    if not re.match(SAFE_NAME, name_or_path) or ".." in name_or_path:
+        raise ConfigError(f"sandbox profile {name_or_path!r}: not a profile name, and no such .yaml file")
     found = find_asset("sandboxes", f"profiles/{name_or_path}.yaml")
     if found is None:
         names = sorted({f.stem for d in asset_dirs("sandboxes") for f in d.glob("profiles/*.yaml")})

@@ -161,6 +161,14 @@ class Skill(_Model):
             raise ValueError(f"{v!r}: use lowercase letters, digits, '_' or '-', starting with a letter")
         return v
 
+    @field_validator("code_file")
+    @classmethod
+    def _plain_file_name(cls, v: str | None) -> str | None:
+        # the file lives in the skill's version folder: a path would point outside it
+        if v is not None and (Path(v).name != v or v.startswith(".")):
+            raise ValueError(f"{v!r}: give a file name inside the skill's folder, not a path")
+        return v
+
     @field_validator("parameters", mode="before")
     @classmethod
     def _shorthand(cls, v: Any) -> Any:
@@ -179,11 +187,17 @@ class Skill(_Model):
             raise ValueError("code_file: a code skill needs its source file")
         if self.kind != "primitive" and self.termination is None:
             raise ValueError("termination: policy and code skills need a termination condition")
-        for t in [*self.preconditions, *self.effects, *(self.termination.predicates if self.termination else [])]:
-            parse_predicate(t)  # raises on malformed templates
-            for ph in re.findall(r"\{(\w+)\}", t):
-                if ph not in self.parameters:
-                    raise ValueError(f"predicate {t!r}: placeholder {{{ph}}} is not a parameter")
+        templates = {"preconditions": self.preconditions, "effects": self.effects,
+                     "termination.predicates": self.termination.predicates if self.termination else []}
+        for field, items in templates.items():
+            for t in items:
+                try:
+                    parse_predicate(t)  # raises on malformed templates
+                except ValueError as err:
+                    raise ValueError(f"{field}: {err}") from None
+                for ph in re.findall(r"\{(\w+)\}", t):
+                    if ph not in self.parameters:
+                        raise ValueError(f"{field}: predicate {t!r}: placeholder {{{ph}}} is not a parameter")
         return self
 
     # --- identity -------------------------------------------------------------------------
@@ -204,6 +218,16 @@ class Skill(_Model):
 
     def manifest_json(self) -> str:
         return json.dumps(self.model_dump(mode="json"), indent=1, sort_keys=True)
+
+    def check_hooks(self) -> None:
+        """Import every hook the manifest names (feature function, termination check, policy
+        loader), so that a bad one is refused at registration rather than at first use."""
+        hooks = {"features.fn": self.features.fn if self.features else None,
+                 "termination.check": self.termination.check if self.termination else None,
+                 "policy.loader": self.policy.loader if self.policy else None}
+        for field, path in hooks.items():
+            if path is not None and not callable(resolve_import(path, field)):
+                raise SkillLoadError(f"{field}: {path!r} is not callable")
 
     # --- arguments and predicates ---------------------------------------------------------
 
