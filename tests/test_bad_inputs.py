@@ -327,6 +327,19 @@ def test_bad_input_gets_a_clear_error(case: Case, tmp_path: Path, run_dir: Path,
     assert {str(p): p.stat().st_mtime for p in CORPUS.rglob("*")} == corpus_snapshot
 
 
+def test_a_bad_suite_with_fresh_keeps_the_finished_cells(tmp_path: Path, run_dir: Path) -> None:
+    cwd = tmp_path / "cwd"
+    cell = cwd / "out" / "cells" / "rnd" / "CartPole-v1" / "seed-0.json"
+    cell.parent.mkdir(parents=True)
+    cell.write_text("{}")
+    case = Case("fresh", ["compare", "{file}", "--out", "{out}", "--fresh"], ("harnesses.0.id",),
+                CORPUS / "suite" / "dangling_harness.yaml")
+    o = run_in_process(case, cwd, run_dir)
+    assert o.code == 2 and "harnesses.0.id" in o.output
+    assert cell.is_file() and o.created == ["out", "out/cells", "out/cells/rnd", "out/cells/rnd/CartPole-v1",
+                                            "out/cells/rnd/CartPole-v1/seed-0.json"]
+
+
 SUBPROCESS_CASES = ["suite/dangling_harness.yaml", "recipe/out_of_range_hidden.yaml",
                     "manifest/alias_bomb.yaml", "template/binary.j2"]
 
