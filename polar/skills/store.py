@@ -326,6 +326,8 @@ class SkillLibrary:
         out. The old index is kept beside the new one; evaluations it still holds are carried
         over. Returns the refs indexed, the folders left out (with why) and the old index's
         new path."""
+        if not self.root.is_dir():
+            raise SkillError(f"{self.root}: no such skill library folder")
         if not self._writable():
             raise SkillError(f"skill library {self.root} is read-only")
         self.clean_staging()
