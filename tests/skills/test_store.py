@@ -114,10 +114,9 @@ def test_concurrent_registrations_from_processes(library: SkillLibrary, tmp_path
     assert not (library.root / STAGING).exists() or not any((library.root / STAGING).iterdir())
 
 
-@pytest.mark.parametrize("stage", ["after_write", "after_rename"])
-def test_kill_9_mid_registration_leaves_nothing_visible(library: SkillLibrary, tmp_path: Path, stage: str) -> None:
-    library.register_policy(tiny_policy(), **manifest(name="other"))  # an existing index
-    marker = tmp_path / "paused"
+def _killed_at(library: SkillLibrary, tmp_path: Path, stage: str) -> None:
+    """Start a registration, stop it at `stage` with kill -9."""
+    marker = tmp_path / f"paused-{stage}"
     p = _spawn(library.root, 1, {"POLAR_SKILLS_PAUSE_AT": stage, "POLAR_SKILLS_PAUSE_FILE": str(marker)})
     deadline = time.monotonic() + 60
     while not marker.exists():
@@ -126,6 +125,12 @@ def test_kill_9_mid_registration_leaves_nothing_visible(library: SkillLibrary, t
         time.sleep(0.05)
     os.kill(p.pid, signal.SIGKILL)
     p.wait(timeout=10)
+
+
+@pytest.mark.parametrize("stage", ["after_write", "after_rename"])
+def test_kill_9_mid_registration_leaves_nothing_visible(library: SkillLibrary, tmp_path: Path, stage: str) -> None:
+    library.register_policy(tiny_policy(), **manifest(name="other"))  # an existing index
+    _killed_at(library, tmp_path, stage)
     assert [s.ref for s in library.list()] == ["other@1"]
     with pytest.raises(SkillNotFound):
         library.get("reach")
@@ -214,19 +219,6 @@ def test_read_only_library_reads_but_refuses_writes(library: SkillLibrary) -> No
     finally:
         os.chmod(library.root, 0o755)
         os.chmod(library.index, 0o644)
-
-
-def _killed_at(library: SkillLibrary, tmp_path: Path, stage: str) -> None:
-    """Start a registration, stop it at `stage` with kill -9."""
-    marker = tmp_path / f"paused-{stage}"
-    p = _spawn(library.root, 1, {"POLAR_SKILLS_PAUSE_AT": stage, "POLAR_SKILLS_PAUSE_FILE": str(marker)})
-    deadline = time.monotonic() + 60
-    while not marker.exists():
-        assert p.poll() is None, p.stderr.read()
-        assert time.monotonic() < deadline, "registration never reached the pause point"
-        time.sleep(0.05)
-    os.kill(p.pid, signal.SIGKILL)
-    p.wait(timeout=10)
 
 
 def test_every_registration_cleans_staging_left_by_a_killed_one(library: SkillLibrary, tmp_path: Path) -> None:
