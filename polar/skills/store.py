@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from polar.errors import PolarError
 from polar.skills.model import (
     Measurement,
     PolicySpec,
@@ -337,7 +338,7 @@ class SkillLibrary:
         for vd in sorted(self._version_folders()):
             try:
                 skills.append(_verified_manifest(vd))
-            except (SkillError, OSError, ValueError) as err:
+            except (PolarError, OSError, ValueError) as err:  # PolarError: ConfigError, SkillError
                 skipped.append(f"{vd}: {err}")
         tmp = self.root / f".{INDEX_FILE}.{os.getpid()}.tmp"
         tmp.unlink(missing_ok=True)

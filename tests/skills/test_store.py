@@ -245,7 +245,10 @@ def test_a_corrupt_index_names_the_file_and_is_rebuilt_from_the_manifests(librar
     assert library.register_policy(tiny_policy(), **manifest()).ref == "reach@3"  # numbering goes on
     # a readable index keeps its evaluations through a rebuild; a damaged folder is left out
     (library.root / "reach" / "2" / WEIGHTS_FILE).write_bytes(b"junk")
+    (library.root / "reach" / "9").mkdir()
+    (library.root / "reach" / "9" / "manifest.json").write_bytes(b"\x00\x01binary")
     library.record_evaluation(library.get("reach@1"), Measurement.from_counts(1, 2))
     refs, skipped, _ = library.rebuild_index()
-    assert refs == ["reach@1", "reach@3"] and len(skipped) == 1 and "reach/2" in skipped[0]
+    assert refs == ["reach@1", "reach@3"] and len(skipped) == 2
+    assert "reach/2" in skipped[0] and "sha256" in skipped[0] and "binary data" in skipped[1]
     assert [m.episodes for m in library.get("reach@1").evaluations] == [2]
