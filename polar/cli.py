@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import sys
+from pathlib import Path
 
 import typer
 from rich.console import Console
@@ -43,13 +44,37 @@ def main() -> None:
     try:
         app()
     except PolarError as err:
-        Console(stderr=True, soft_wrap=True).print(
-            f"[bold red]{type(err).__name__}[/]: {escape(str(err))}", highlight=False
-        )
+        _print_error(type(err).__name__, str(err))
         sys.exit(err.exit_code)
     except KeyboardInterrupt:
         Console(stderr=True).print("interrupted")
         sys.exit(130)
+    except Exception as err:  # last resort: a bug or a library's own error, never a traceback
+        log = _write_crash_log(err)
+        where = f"the traceback is in {log}" if log else "no log could be written"
+        _print_error(type(err).__name__, f"{err}\n(unexpected error; {where})")
+        sys.exit(1)
+
+
+def _print_error(kind: str, message: str) -> None:
+    Console(stderr=True, soft_wrap=True).print(f"[bold red]{kind}[/]: {escape(message)}", highlight=False)
+
+
+def _write_crash_log(err: BaseException) -> Path | None:
+    """Write the traceback to `$POLAR_LOG_DIR` (default: <tmp>/polar) and return the file."""
+    import os
+    import tempfile
+    import time
+    import traceback
+
+    folder = Path(os.environ.get("POLAR_LOG_DIR") or Path(tempfile.gettempdir()) / "polar")
+    path = folder / f"crash-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.log"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"polar {' '.join(sys.argv[1:])}\n\n" + "".join(traceback.format_exception(err)))
+    except OSError:
+        return None
+    return path
 
 
 if __name__ == "__main__":

@@ -49,18 +49,27 @@ def find_asset(kind: str, relative: str) -> Path | None:
 def resolve_asset(kind: str, name_or_path: str | Path, *, folder: str = "", suffix: str = ".yaml",
                   what: str = "file", hint: str = "") -> Path:
     """A file given by path, or by name in the workspace's `<kind>/<folder>/` folders
-    (`<name><suffix>` or `<name>`). A missing path says so; a missing name raises ConfigError
-    listing the names found there (and `hint`, e.g. another accepted value)."""
+    (`<name><suffix>` or `<name>`). A name holding '/' or starting with '.' is a path only
+    (never looked up inside an asset folder, so `../../x` cannot escape it), and a path must
+    end in `suffix` (or .yaml/.yml). A miss raises ConfigError: a missing path says so; a
+    missing name lists the names found there (and `hint`, e.g. another accepted value)."""
     p = Path(name_or_path).expanduser()
-    if p.is_file():
-        return p
     name = str(name_or_path)
+    suffixes = (suffix, ".yaml", ".yml")
+    if "/" in name or name.startswith((".", "~")):
+        if p.suffix in suffixes and p.is_file():
+            return p
+        if p.suffix in suffixes:
+            raise ConfigError(f"{p}: {what} file not found")
+        raise ConfigError(f"{name!r}: not a {what} name, and not a path to a {suffix} file")
+    if p.suffix in suffixes and p.is_file():
+        return p
     sub = f"{folder}/" if folder else ""
     for rel in (f"{sub}{name}{suffix}", f"{sub}{name}"):
         found = find_asset(kind, rel)
         if found is not None and found.is_file():
             return found
-    if "/" in name or p.suffix in (suffix, ".yml", ".yaml", ".json"):
+    if p.suffix in suffixes:
         raise ConfigError(f"{p}: {what} file not found")
     known = sorted({q.stem for d in asset_dirs(kind) for q in (d / folder).glob(f"*{suffix}")})
     raise ConfigError(f"{what} {name!r} not found (known: {', '.join(known) or 'none'}"

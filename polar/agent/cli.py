@@ -39,7 +39,7 @@ def task(
     planner: str = typer.Option(
         None, "--planner", "-p",
         help="Planner profile (path or name under planners/). Default: $POLAR_PLANNER or 'symbolic'."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the episode's reset."),
+    seed: int = typer.Option(0, "--seed", min=0, help="Seed of the episode's reset."),
     out: Path = typer.Option(None, "--out", help="Folder for episode.json (default runs/task-<time>)."),
     skills: Path = typer.Option(None, "--skills", help="Skill library folder (default: skills/)."),
     max_decisions: int = typer.Option(50, help="Decision budget of the episode."),

@@ -22,11 +22,13 @@ def compare_cmd(
 ) -> None:
     """Run an eval suite (resuming finished cells) and write results.json, report.md, plots, report.html."""
     from polar.evals.comparison import compare, default_out_dir
+    from polar.evals.preflight import check_suite
     from polar.evals.suite import load_suite
 
     s = load_suite(suite)
     out_dir = out or default_out_dir(s)
     if fresh:
+        check_suite(s)  # a bad suite must not cost the finished cells
         _clear_cells(out_dir)
     compare(s, out_dir, workers=workers)
 

@@ -9,6 +9,7 @@ stopped, and editing one agent re-runs that agent's cells only.
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -17,7 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from polar.errors import PolarError
+from polar.errors import ConfigError, PolarError
 from polar.evals.agents import new_episode_id
 from polar.evals.cells import CellResult, cell_key, cell_path, load_cell, make_agent
 from polar.evals.metrics import Results, compute_results
@@ -53,7 +54,7 @@ def default_task(harness: Harness, env_seed: int, entry: SuiteHarness) -> str:
 
 def run_cell(suite: Suite, cell: Cell, out_dir: Path,
              on_episode: Callable[[], None] | None = None) -> CellResult:
-    """Prepare the agent for this cell, play its episodes, and persist the result."""
+    """Prepare the agent for this cell and play its episodes (the caller persists the result)."""
     start = time.perf_counter()
     entry = suite.harness(cell.harness)
     agent = make_agent(suite.agent(cell.agent))
@@ -74,19 +75,25 @@ def run_cell(suite: Suite, cell: Cell, out_dir: Path,
             harness.close()
     finally:
         agent.close()
-    result = CellResult(
+    return CellResult(
         cell=cell, key=cell_key(suite, cell), agent_kind=agent.kind, harness_id=entry.id, prep=prep,
         episodes=records, wall_s=time.perf_counter() - start,
         finished_at=datetime.now(UTC).isoformat(timespec="seconds"),
     )
-    atomic_write(cell_path(out_dir, cell), result.model_dump_json(indent=1))
-    return result
 
 
-def _remote_cell(suite_json: str, cell_json: str, out_dir: str, cwd: str) -> str:
-    """Ray task body: everything crosses as JSON text (no pickled live objects)."""
+def write_cell(out_dir: Path, result: CellResult) -> None:
+    """Persist a finished cell. Only the driver calls this: a Ray worker that outlives a
+    killed driver must never write a cell into --out."""
+    atomic_write(cell_path(out_dir, result.cell), result.model_dump_json(indent=1))
+
+
+def _remote_cell(suite_json: str, cell_json: str, out_dir: str, cwd: str, driver_pid: int) -> str:
+    """Ray task body: everything crosses as JSON text (no pickled live objects). The result
+    goes back to the driver, which writes it; the worker exits if the driver dies."""
     import torch
 
+    _exit_with_driver(driver_pid)
     os.chdir(cwd)  # relative paths in the suite (skills, recipes, harness specs) mean the driver's
     torch.set_num_threads(1)  # one worker per core; torch's own threads would oversubscribe
     suite = Suite.model_validate_json(suite_json)
@@ -94,10 +101,37 @@ def _remote_cell(suite_json: str, cell_json: str, out_dir: str, cwd: str) -> str
     return res.model_dump_json()
 
 
+_WATCHED: set[int] = set()
+
+
+def _exit_with_driver(driver_pid: int, poll_s: float = 0.05) -> None:
+    """Start (once per worker process) a thread that ends this process as soon as the driver
+    is gone, so a `kill -9` of `polar compare` stops its training and episodes at once instead
+    of after Ray notices, seconds later."""
+    if driver_pid in _WATCHED:
+        return
+    _WATCHED.add(driver_pid)
+
+    def watch() -> None:
+        while True:
+            try:
+                os.kill(driver_pid, 0)
+            except ProcessLookupError:
+                os._exit(1)
+            except PermissionError:
+                pass  # alive, under another user
+            time.sleep(poll_s)
+
+    threading.Thread(target=watch, name="polar-driver-watch", daemon=True).start()
+
+
 def check_harnesses(suite: Suite) -> None:
-    """Create and close every harness once, so a bad id fails before hours of training."""
-    for entry in suite.harnesses:
-        h = entry.make()
+    """Create and close every harness once, so a bad harness fails before hours of training."""
+    for i, entry in enumerate(suite.harnesses):
+        try:
+            h = entry.make()
+        except PolarError as err:
+            raise ConfigError(f"{suite.source}: harnesses.{i}: {err}") from None
         h.close()
 
 
@@ -115,13 +149,14 @@ def run_cells(
     `workers` overrides the suite's (0: in-process). `only` restricts which missing cells run
     this time (the rest stay missing), e.g. to split a suite across invocations.
     """
+    from polar.evals.preflight import check_suite
+
     suite = load_suite(suite_or_path)
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    atomic_write(out / "suite.json", suite.model_dump_json(indent=1))
     n_workers = suite.workers if workers is None else workers
     if n_workers < 0:
-        raise PolarError(f"workers: must be >= 0, got {n_workers}")
+        raise ConfigError(f"--workers: must be >= 0, got {n_workers}")
+    check_suite(suite)  # every reference resolves before anything runs or is written
 
     summary = RunSummary(suite=suite.name, out_dir=str(out))
     todo: list[Cell] = []
@@ -136,24 +171,31 @@ def run_cells(
             todo.append(cell)
     if todo:
         check_harnesses(suite)
+    out.mkdir(parents=True, exist_ok=True)
+    atomic_write(out / "suite.json", suite.model_dump_json(indent=1))
     with _progress(progress) as bar:
         task = bar.add_task(f"{suite.name}: {len(todo)} cells to run, {len(summary.skipped)} done",
                             total=len(todo) * suite.episodes)
         if n_workers == 0:
             for cell in todo:
                 bar.update(task, description=f"{suite.name}: {cell.slug}")
-                done[cell.slug] = run_cell(suite, cell, out, lambda: bar.advance(task))
+                done[cell.slug] = res = run_cell(suite, cell, out, lambda: bar.advance(task))
+                write_cell(out, res)
                 summary.ran.append(cell)
         else:
-            for res in _run_on_ray(suite, todo, out, n_workers, lambda: bar.advance(task, suite.episodes)):
+            def on_cell(res: CellResult) -> None:
+                write_cell(out, res)  # as each cell arrives: a killed run keeps what finished
                 done[res.cell.slug] = res
                 summary.ran.append(res.cell)
+                bar.advance(task, suite.episodes)
+
+            _run_on_ray(suite, todo, out, n_workers, on_cell)
     summary.results = [done[c.slug] for c in suite.cells() if c.slug in done]
     return summary
 
 
 def _run_on_ray(suite: Suite, todo: list[Cell], out: Path, n_workers: int,
-                on_cell: Callable[[], None]) -> list[CellResult]:
+                on_cell: Callable[[CellResult], None]) -> None:
     import ray
 
     if not ray.is_initialized():
@@ -162,25 +204,24 @@ def _run_on_ray(suite: Suite, todo: list[Cell], out: Path, n_workers: int,
     remote = ray.remote(num_cpus=1, max_retries=0)(_remote_cell)
     suite_json = suite.model_dump_json()
     cwd = os.getcwd()
-    pending = {remote.remote(suite_json, c.model_dump_json(), str(out.resolve()), cwd): c for c in todo}
-    results: list[CellResult] = []
+    pending = {remote.remote(suite_json, c.model_dump_json(), str(out.resolve()), cwd, os.getpid()): c
+               for c in todo}
     try:
         while pending:
             ready, _ = ray.wait(list(pending), num_returns=1)
             ref = ready[0]
             cell = pending.pop(ref)
             try:
-                results.append(CellResult.model_validate_json(ray.get(ref)))
+                result = CellResult.model_validate_json(ray.get(ref))
             except ray.exceptions.RayTaskError as err:
                 cause = err.cause if isinstance(err.cause, PolarError) else None
                 if cause is not None:
                     raise cause from None
                 raise PolarError(f"cell {cell.slug} failed in a Ray worker: {err}") from None
-            on_cell()
+            on_cell(result)
     finally:
         for ref in pending:
             ray.cancel(ref, force=True)
-    return results
 
 
 class _NullProgress:

@@ -13,9 +13,9 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, PrivateAttr, field_validator, model_validator
 
-from polar.config import StrictModel, load_yaml, validate
+from polar.config import SAFE_NAME, StrictModel, check_safe_name, load_yaml, validate
 from polar.errors import ConfigError
 from polar.sandboxes.profiles import SandboxProfile, resolve_sandbox
 from polar.workspace import resolve_asset
@@ -35,7 +35,7 @@ class EpisodeBudget(StrictModel):
 
 
 class _Agent(StrictModel):
-    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
+    name: str = Field(pattern=SAFE_NAME)
     # a subset of the suite's seeds for this agent (e.g. fewer for costly training); None: all
     seeds: list[int] | None = None
 
@@ -100,10 +100,22 @@ SuiteAgent = Annotated[
 
 class SuiteHarness(StrictModel):
     id: str  # e.g. minigrid:MiniGrid-DoorKey-8x8-v0, gym:CartPole-v1, a YAML path
-    name: str | None = None  # short label in tables; default: derived from id
+    name: str | None = None  # short label in tables and cell paths; default: derived from id
     task: str | None = None  # None: the harness's own mission / description
     kwargs: dict = Field(default_factory=dict)
     max_steps: int | None = Field(None, ge=1)  # per-episode step cap (None: the harness's)
+
+    @field_validator("name")
+    @classmethod
+    def _safe_name(cls, v: str | None) -> str | None:
+        return None if v is None else check_safe_name(v)  # it becomes a folder of cells/
+
+    @field_validator("kwargs")
+    @classmethod
+    def _step_limits(cls, v: dict) -> dict:
+        from polar.harnesses.registry import check_step_kwargs
+
+        return check_step_kwargs(v)
 
     @property
     def label(self) -> str:
@@ -119,7 +131,7 @@ class SuiteHarness(StrictModel):
 
 
 class Suite(StrictModel):
-    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
+    name: str = Field(pattern=SAFE_NAME)
     description: str = ""
     agents: list[SuiteAgent] = Field(min_length=1)
     harnesses: list[SuiteHarness] = Field(min_length=1)
@@ -128,6 +140,12 @@ class Suite(StrictModel):
     eval_seed: int = Field(100_000, ge=0)  # episode env seed = eval_seed + 1000 * seed + index
     workers: int = Field(0, ge=0)  # 0: in-process; N: N Ray workers running cells
     bootstrap: int = Field(2000, ge=100)  # bootstrap resamples for return intervals
+    _source: str | None = PrivateAttr(default=None)  # the file it was loaded from
+
+    @property
+    def source(self) -> str:
+        """What error messages call this suite: its file, else its name."""
+        return self._source or f"suite {self.name}"
 
     @field_validator("seeds", mode="before")
     @classmethod
@@ -213,6 +231,8 @@ class Cell(StrictModel):
     @property
     def slug(self) -> str:
         safe = re.sub(r"[^A-Za-z0-9_.\-]", "_", self.harness)
+        if safe.startswith("."):  # never `..` or a hidden folder, whatever the label
+            safe = "_" + safe
         return f"{self.agent}/{safe}/seed-{self.seed}"
 
 
@@ -226,4 +246,7 @@ def load_suite(path_or_name: str | Path | Suite | dict) -> Suite:
         return path_or_name
     if isinstance(path_or_name, dict):
         return validate(Suite, path_or_name, "suite")
-    return load_yaml(find_suite(path_or_name), Suite)
+    path = find_suite(path_or_name)
+    suite = load_yaml(path, Suite)
+    suite._source = str(path)
+    return suite

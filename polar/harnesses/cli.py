@@ -37,7 +37,7 @@ def list_cmd(
 @harness_app.command("describe")
 def describe_cmd(
     harness_id: str = typer.Argument(..., help="gym:<EnvId>, minigrid:<EnvId>, a spec name or a YAML path."),
-    seed: int = typer.Option(0, help="Seed of the reset whose observation is shown."),
+    seed: int = typer.Option(0, min=0, help="Seed of the reset whose observation is shown."),
     as_json: bool = typer.Option(False, "--json", help="Print the spec as JSON."),
 ) -> None:
     """Show the spec and the rendered first observation exactly as a planner sees them."""
@@ -64,8 +64,8 @@ def describe_cmd(
 @harness_app.command("check")
 def check_cmd(
     harness_id: str = typer.Argument(..., help="The harness to check."),
-    seed: int = typer.Option(0, help="Seed of the random rollouts."),
-    steps: int = typer.Option(500, help="Steps per random rollout."),
+    seed: int = typer.Option(0, min=0, help="Seed of the random rollouts."),
+    steps: int = typer.Option(500, min=1, help="Steps per random rollout."),
 ) -> None:
     """Run Gymnasium's env checker on the adapter and two seeded random rollouts that must match.
 

@@ -1,33 +1,61 @@
-"""Resolve harness ids: `gym:<EnvId>`, `minigrid:<EnvId>`, `maze:<PointMazeId>`, a YAML spec
-name under `harnesses/` (e.g. `keydoor`), or a path to a YAML spec."""
+"""Resolve harness ids: `gym:<EnvId>`, `minigrid:<EnvId>`, `maze:<PointMazeId>`, a YAML spec name
+under `harnesses/` (e.g. `keydoor`), or a path to a YAML spec."""
 
 from __future__ import annotations
 
+import importlib
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
-from pydantic import model_validator
+from pydantic import field_validator, model_validator
 
-from polar.config import StrictModel, load_yaml
+from polar.config import StrictModel, check_safe_name, load_yaml
 from polar.errors import ConfigError, HarnessError
 from polar.harnesses.base import Harness, HarnessEnv, SuccessRule
+from polar.harnesses.connector.config import ConnectorConfig
 from polar.workspace import asset_dirs
 
+STEP_LIMIT_KWARGS = ("max_episode_steps", "max_steps")
 _FAMILIES = ("gym:", "minigrid:", "maze:")
 
 
+class UnknownHarness(ConfigError, HarnessError):
+    """A harness id that names nothing this machine can make (bad input: exit code 2)."""
+
+
+def check_step_kwargs(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """Step limits among harness kwargs must be positive integers (gymnasium asserts, or
+    silently treats a negative limit as none)."""
+    for key in STEP_LIMIT_KWARGS:
+        v = kwargs.get(key)
+        if v is not None and (type(v) is not int or v < 1):
+            raise ValueError(f"{key}: must be an integer >= 1, got {v!r}")
+    return kwargs
+
+
 class HarnessFile(StrictModel):
-    """A harness spec file: either an alias of a gym/minigrid/maze id with kwargs (`base`), or an
+    """A harness spec file: either an alias of a gym/minigrid id with kwargs (`base`), or an
     out-of-process game (`connector`)."""
 
     id: str
     description: str | None = None
     base: str | None = None
     kwargs: dict[str, Any] = {}
-    connector: dict[str, Any] | None = None
+    connector: ConnectorConfig | None = None
     success: SuccessRule | None = None  # how to tell success when the game does not report it
+
+    @field_validator("id")
+    @classmethod
+    def _safe_id(cls, v: str) -> str:
+        return check_safe_name(v)
+
+    @field_validator("kwargs")
+    @classmethod
+    def _step_limits(cls, v: dict[str, Any]) -> dict[str, Any]:
+        return check_step_kwargs(v)
 
     @model_validator(mode="after")
     def _one_source(self) -> HarnessFile:
@@ -75,7 +103,73 @@ def list_harnesses(include_registered: bool = False) -> list[HarnessListing]:
 
 
 def load_harness_file(path: str | Path) -> HarnessFile:
-    return load_yaml(path, HarnessFile)
+    """Load a spec and check what it refers to (the base id, the game's program) without
+    starting anything; errors name the file and the field."""
+    spec = load_yaml(path, HarnessFile)
+    if spec.base is not None:
+        try:
+            check_harness_id(spec.base)
+        except UnknownHarness as err:
+            raise ConfigError(f"{path}: base: {err}") from None
+    if spec.connector is not None and (missing := _missing_program(spec.connector.command, Path(path).parent)):
+        raise ConfigError(f"{path}: connector.command: {missing}")
+    return spec
+
+
+def _missing_program(command: list[str], base_dir: Path) -> str | None:
+    """What is missing to run `command` from `base_dir` (the program or the python script)."""
+    from polar.harnesses.connector.process import resolve_command
+
+    cmd = resolve_command(command, base_dir)
+    if command[0] == "python":
+        script = next((a for a in cmd[1:] if not a.startswith("-")), None)
+        if script is not None and cmd[1] not in ("-c", "-m") and not (base_dir / script).is_file():
+            return f"python script {script!r} not found in {base_dir.resolve()}"
+        return None
+    if "/" in command[0]:
+        return None if Path(cmd[0]).is_file() else f"program {command[0]!r} not found in {base_dir.resolve()}"
+    return None if shutil.which(cmd[0]) else f"program {cmd[0]!r} not found on PATH"
+
+
+def check_harness_id(harness_id: str) -> None:
+    """Raise UnknownHarness unless `harness_id` names a harness this machine can make.
+    Starts nothing: gym ids are looked up in the registry, specs are loaded and checked."""
+    kind, _, env_id = harness_id.partition(":")
+    if kind == "maze" and env_id:
+        from polar.harnesses.maze import CUSTOM, point_maze_ids
+
+        if env_id != CUSTOM and env_id not in point_maze_ids():
+            raise UnknownHarness(f"unknown maze {harness_id!r}: use maze:custom (with maze_map) or one of "
+                                 + ", ".join(f"maze:{i}" for i in point_maze_ids()))
+        return
+    if kind in ("gym", "minigrid") and env_id:
+        if kind == "minigrid":
+            import minigrid  # noqa: F401 - registers the MiniGrid and BabyAI ids
+        module, _, name = env_id.rpartition(":")
+        try:
+            if module and callable(getattr(importlib.import_module(module), name, None)):
+                return  # an entry point (`gym:pkg.module:EnvClass`): built without registration
+            gym.spec(name)
+        except ImportError as err:
+            raise UnknownHarness(f"{harness_id}: cannot import {module!r}: {err}") from None
+        except gym.error.Error as err:
+            raise UnknownHarness(f"{harness_id}: {err}") from None
+        return
+    p = Path(harness_id)
+    if p.suffix in (".yaml", ".yml"):
+        if not p.is_file():
+            raise UnknownHarness(f"{p}: file not found")
+        load_harness_file(p)
+        return
+    specs = _yaml_specs()
+    if harness_id in specs:
+        load_harness_file(specs[harness_id])
+        return
+    known = ", ".join(sorted(specs)) or "none"
+    raise UnknownHarness(
+        f"unknown harness {harness_id!r}: use gym:<EnvId>, minigrid:<EnvId>, maze:<PointMazeId>, a YAML path, "
+        f"or one of the specs under harnesses/ ({known})"
+    )
 
 
 def _from_file(path: Path, kwargs: dict[str, Any]) -> Harness:
@@ -85,18 +179,20 @@ def _from_file(path: Path, kwargs: dict[str, Any]) -> Harness:
         h = make_harness(spec.base, **merged)
         h.spec = h.spec.model_copy(update={"id": spec.id, "description": spec.description or h.spec.description})
     else:
-        from polar.config import validate
-        from polar.harnesses.connector import ConnectorConfig, ConnectorHarness
+        from polar.harnesses.connector import ConnectorHarness
 
-        cfg = validate(ConnectorConfig, spec.connector, f"{path}: connector")
-        h = ConnectorHarness(cfg, spec.id, path.parent, merged, spec.description)
+        assert spec.connector is not None
+        h = ConnectorHarness(spec.connector, spec.id, path.parent, merged, spec.description)
     if spec.success is not None:
         h.spec = h.spec.model_copy(update={"success": spec.success})
     return h
 
 
 def make_harness(harness_id: str, **kwargs: Any) -> Harness:
-    """Create a harness from its id. Raises HarnessError/ConfigError with a clear message."""
+    """Create a harness from its id. Raises HarnessError/ConfigError with a clear message;
+    an id that names nothing raises UnknownHarness (a ConfigError)."""
+    if harness_id.startswith(_FAMILIES):
+        check_harness_id(harness_id)
     if harness_id.startswith("gym:"):
         from polar.harnesses.gym import GymHarness
 
@@ -114,17 +210,14 @@ def make_harness(harness_id: str, **kwargs: Any) -> Harness:
             raise HarnessError(f"{harness_id}: {err}") from None
     p = Path(harness_id)
     if p.suffix in (".yaml", ".yml"):
-        if not p.exists():
-            raise ConfigError(f"{p}: file not found")
+        if not p.is_file():
+            raise UnknownHarness(f"{p}: file not found")
         return _from_file(p, kwargs)
     specs = _yaml_specs()
     if harness_id in specs:
         return _from_file(specs[harness_id], kwargs)
-    known = ", ".join(sorted(specs)) or "none"
-    raise HarnessError(
-        f"unknown harness {harness_id!r}: use gym:<EnvId>, minigrid:<EnvId>, maze:<PointMazeId>, a YAML path, "
-        f"or one of the specs under harnesses/ ({known})"
-    )
+    check_harness_id(harness_id)  # raises UnknownHarness naming the known specs
+    raise AssertionError(harness_id)
 
 
 def make_harness_env(harness_id: str, **kwargs: Any) -> gym.Env:

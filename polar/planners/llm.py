@@ -20,8 +20,7 @@ from polar.llm.record import CallRecorder
 from polar.planners.base import PlannerContext, SkillInfo
 from polar.planners.decisions import Decision, Plan, PolicyCode, SkillCall
 from polar.planners.parse import ReplyParseError, decision_json_schema, parse_decision
-from polar.planners.profile import LLMProfile
-from polar.prompts.templates import TemplateError, load_template
+from polar.planners.profile import LLMProfile, resolve_templates
 
 ALLOWED_KINDS: dict[str, list[str]] = {
     "skill": ["skill", "finish"],
@@ -90,12 +89,7 @@ class LLMPlanner:
     def __init__(self, profile: LLMProfile, client: LLMClient | None = None) -> None:
         self.profile = profile
         self.name = f"llm:{profile.name}"
-        self.system_template = load_template(profile.templates.system)
-        self.user_template = load_template(profile.templates.user or f"planner_{profile.mode}")
-        if self.user_template.mode not in (profile.mode, "any"):
-            raise TemplateError(
-                f"template {self.user_template.name!r} is for mode {self.user_template.mode!r}, "
-                f"but profile {profile.name!r} has mode {profile.mode!r} (templates.user)")
+        self.system_template, self.user_template = resolve_templates(profile)
         self.template_name = f"{self.system_template.name}+{self.user_template.name}"
         self.template_hash = hashlib.sha256(
             (self.system_template.version + self.user_template.version).encode()).hexdigest()[:12]

@@ -14,15 +14,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator, model_validator
 
-from polar.config import StrictModel, read_yaml, validate
-from polar.errors import ConfigError
+from polar.config import StrictModel, check_safe_name, read_mapping, validate
+from polar.errors import ConfigError, PolarError
 from polar.llm.settings import BudgetLimits, LLMSettings
 from polar.workspace import resolve_asset
 
 if TYPE_CHECKING:
     from polar.planners.base import Planner
+    from polar.prompts.templates import PromptTemplate
 
 PlannerMode = Literal["plan", "skill", "code", "auto"]
 
@@ -34,7 +35,14 @@ class TemplateNames(StrictModel):
     user: str | None = None
 
 
-class LLMProfile(LLMSettings):
+class _Named(StrictModel):
+    @field_validator("name", check_fields=False)
+    @classmethod
+    def _safe_name(cls, v: str) -> str:
+        return check_safe_name(v)
+
+
+class LLMProfile(LLMSettings, _Named):
     backend: Literal["llm"] = "llm"
     name: str = "llm"
     description: str = ""
@@ -47,7 +55,16 @@ class LLMProfile(LLMSettings):
     history_window: int = Field(default=12, ge=0, description="How many recent outcomes the prompt shows.")
 
 
-class SymbolicProfile(StrictModel):
+# Options of the offline planners, by backend: name -> (type, what it does).
+OFFLINE_OPTIONS: dict[str, dict[str, tuple[type, str]]] = {
+    "symbolic": {"max_repeats": (int, "give up when the same skill call fails this many times in a row")},
+    "maze": {"max_repeats": (int, "give up when the same reach fails this many times in a row"),
+             "lookahead": (int, "cells ahead along the path per reach call"),
+             "skill": (str, "the skill that reaches a cell")},
+}
+
+
+class SymbolicProfile(_Named):
     """An offline planner's profile; its options are read by polar.planners.symbolic (or, for
     `backend: maze`, by polar.planners.maze)."""
 
@@ -56,10 +73,42 @@ class SymbolicProfile(StrictModel):
     description: str = ""
     options: dict[str, Any] = Field(default_factory=dict)
 
+    @model_validator(mode="after")
+    def _known_options(self) -> SymbolicProfile:
+        known = OFFLINE_OPTIONS[self.backend]
+        for key, value in self.options.items():
+            if key not in known:
+                raise ValueError(f"options.{key}: unknown option (known: {', '.join(known)})")
+            kind = known[key][0]
+            if kind is int and (type(value) is not int or value < 1):
+                raise ValueError(f"options.{key}: must be an integer >= 1, got {value!r}")
+            if kind is str and (type(value) is not str or not value):
+                raise ValueError(f"options.{key}: must be a non-empty string, got {value!r}")
+        return self
+
 
 PlannerProfile = LLMProfile | SymbolicProfile
 _BY_BACKEND: dict[str, type[LLMProfile] | type[SymbolicProfile]] = {
     "llm": LLMProfile, "symbolic": SymbolicProfile, "maze": SymbolicProfile}
+
+
+def resolve_templates(profile: LLMProfile) -> tuple[PromptTemplate, PromptTemplate]:
+    """The profile's system and user templates, loaded and checked against its mode.
+    Raises ConfigError naming the field (`templates.user: ...`)."""
+    from polar.prompts.templates import load_template
+
+    loaded = []
+    for field, name in (("system", profile.templates.system),
+                        ("user", profile.templates.user or f"planner_{profile.mode}")):
+        try:
+            loaded.append(load_template(name))
+        except PolarError as err:
+            raise ConfigError(f"templates.{field}: {err}") from None
+    user = loaded[1]
+    if user.mode not in (profile.mode, "any"):
+        raise ConfigError(f"templates.user: template {user.name!r} is for mode {user.mode!r}, "
+                          f"but profile {profile.name!r} has mode {profile.mode!r}")
+    return loaded[0], loaded[1]
 
 
 def resolve_profile_path(path_or_name: str | Path) -> Path:
@@ -69,15 +118,18 @@ def resolve_profile_path(path_or_name: str | Path) -> Path:
 def load_planner_profile(path_or_name: str | Path, overrides: dict[str, Any] | None = None) -> PlannerProfile:
     """Read and validate a profile; `overrides` replace top-level keys before validation."""
     path = resolve_profile_path(path_or_name)
-    data = read_yaml(path)
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path}: a planner profile must be a mapping of keys to values")
-    data = {**data, **(overrides or {})}
+    data = {**read_mapping(path), **(overrides or {})}
     backend = data.get("backend")
     if backend not in _BY_BACKEND:
         raise ConfigError(f"{path}: backend: expected one of {', '.join(_BY_BACKEND)}, got {backend!r}")
     data.setdefault("name", path.stem)
-    return validate(_BY_BACKEND[backend], data, str(path))
+    profile = validate(_BY_BACKEND[backend], data, str(path))
+    if isinstance(profile, LLMProfile):
+        try:
+            resolve_templates(profile)  # a dangling template fails here, not at the first call
+        except ConfigError as err:
+            raise ConfigError(f"{path}: {err}") from None
+    return profile
 
 
 def load_planner(path_or_name: str | Path, overrides: dict[str, Any] | None = None) -> Planner:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated
 
@@ -46,17 +45,11 @@ def render_cmd(
 ) -> None:
     """Render a template. A JSON file holding a planner context (task + spec + observation,
     e.g. prompts/examples/doorkey_context.json) is turned into variables as the LLM planner does."""
+    from polar.config import read_mapping
     from polar.prompts.templates import load_template
 
     t = load_template(name)
-    try:
-        data = json.loads(context.read_text())
-    except FileNotFoundError:
-        raise ConfigError(f"{context}: file not found") from None
-    except json.JSONDecodeError as err:
-        raise ConfigError(f"{context}: invalid JSON: {err}") from None
-    if not isinstance(data, dict):
-        raise ConfigError(f"{context}: expected a JSON object of variables")
+    data = read_mapping(context, allow_empty=True)  # JSON (or YAML): an object of variables
     if {"task", "spec", "observation"} <= data.keys():
         from polar.config import validate
         from polar.planners.base import PlannerContext

@@ -25,10 +25,9 @@ from typing import Any, Literal
 
 import jinja2
 import jinja2.meta
-import yaml
-from pydantic import Field
+from pydantic import Field, field_validator
 
-from polar.config import StrictModel, validate
+from polar.config import StrictModel, check_safe_name, parse_yaml, read_text, validate
 from polar.errors import ConfigError, PolarError
 from polar.workspace import asset_dirs
 
@@ -46,6 +45,11 @@ class FrontMatter(StrictModel):
     mode: Mode = "any"
     description: str = ""
     inputs: list[str] = Field(default_factory=list)
+
+    @field_validator("name")
+    @classmethod
+    def _safe_name(cls, v: str) -> str:
+        return check_safe_name(v)
 
 
 def _environment() -> jinja2.Environment:
@@ -83,6 +87,8 @@ class PromptTemplate:
 
 def parse_template(text: str, source: str, path: Path | None = None) -> PromptTemplate:
     """Build a template from file text; `source` names it in errors."""
+    if not text.strip():
+        raise TemplateError(f"{source}: the file is empty (a template starts with '---' front matter)")
     if not text.startswith("---"):
         raise TemplateError(f"{source}: no front matter: the file must start with a '---' line")
     try:
@@ -90,12 +96,12 @@ def parse_template(text: str, source: str, path: Path | None = None) -> PromptTe
     except ValueError:
         raise TemplateError(f"{source}: front matter is not closed by a second '---' line") from None
     body = body.removeprefix("\n")
+    where = f"{source} (front matter)"
     try:
-        fm_data = yaml.safe_load(fm_text) or {}
-    except yaml.YAMLError as err:
-        raise TemplateError(f"{source}: invalid front matter YAML: {err}") from None
-    try:
-        fm = validate(FrontMatter, fm_data, f"{source} (front matter)")
+        fm_data = parse_yaml(fm_text, where)
+        if fm_data is not None and not isinstance(fm_data, dict):
+            raise ConfigError(f"{where}: expected a mapping of keys to values (name, mode, inputs)")
+        fm = validate(FrontMatter, fm_data or {}, where)
     except ConfigError as err:
         raise TemplateError(str(err)) from None
     try:
@@ -103,6 +109,11 @@ def parse_template(text: str, source: str, path: Path | None = None) -> PromptTe
         compiled = _ENV.from_string(body)
     except jinja2.TemplateSyntaxError as err:
         raise TemplateError(f"{source}: line {err.lineno}: Jinja syntax error: {err.message}") from None
+    referenced = [t for t in jinja2.meta.find_referenced_templates(ast)]
+    if referenced:
+        names = ", ".join(repr(t) if t else "(computed)" for t in referenced)
+        raise TemplateError(f"{source}: include/extends/import of {names}: a template is one "
+                            "self-contained file (no template loader)")
     undeclared = sorted(jinja2.meta.find_undeclared_variables(ast) - set(fm.inputs))
     if undeclared:
         raise TemplateError(f"{source}: variable(s) used but not listed in front matter inputs: {', '.join(undeclared)}")
@@ -114,9 +125,9 @@ def load_template_file(path: str | Path) -> PromptTemplate:
     """Load a template from an explicit path (e.g. a variant under comparison)."""
     p = Path(path)
     try:
-        text = p.read_text()
-    except OSError as err:
-        raise TemplateError(f"{p}: cannot read template: {err.strerror}") from None
+        text = read_text(p)
+    except ConfigError as err:
+        raise TemplateError(str(err)) from None
     return parse_template(text, str(p), p)
 
 

@@ -22,7 +22,7 @@ def train_cmd(
     algo: str | None = typer.Option(None, "--algo", help="ppo or sac."),
     harness: str | None = typer.Option(None, "--harness", help="Harness id, e.g. gym:CartPole-v1."),
     steps: int | None = typer.Option(None, "--steps", help="Total env steps."),
-    seed: int | None = typer.Option(None, "--seed"),
+    seed: int | None = typer.Option(None, "--seed", min=0),
     workers: int | None = typer.Option(None, "--workers", help="0: in-process; N: N Ray rollout actors."),
     out: str | None = typer.Option(None, "--out", help="Run directory (metrics, checkpoints, eval.json, policy/)."),
     resume: str | None = typer.Option(None, "--resume", help="Continue the run in this directory from its latest checkpoint."),
@@ -31,23 +31,23 @@ def train_cmd(
     """Train a policy. Flags override the config's fields."""
     import logging
 
-    from polar.config import read_yaml, validate
+    from polar.config import read_mapping, validate
+    from polar.harnesses.registry import UnknownHarness, check_harness_id
     from polar.rl.config import TrainConfig
-    from polar.rl.trainer import Trainer
 
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     if resume is not None:
         if config or algo or harness or steps or seed is not None or workers is not None:
             raise ConfigError("--resume: give only the run directory (the saved config is used)")
+        from polar.rl.trainer import Trainer
+
+        logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
         result = Trainer.resume(resume, progress=False if no_progress else None).run()
     else:
         data: dict[str, Any] = {}
         source = "command line"
         if config is not None:
             path = _resolve_config(config)
-            data = read_yaml(path) or {}
-            if not isinstance(data, dict):
-                raise ConfigError(f"{path}: expected a mapping of config fields")
+            data = read_mapping(path)
             source = str(path)
         overrides = {"algo": algo, "harness": harness, "steps": steps, "seed": seed, "workers": workers, "out": out}
         data |= {k: v for k, v in overrides.items() if v is not None}
@@ -56,6 +56,15 @@ def train_cmd(
         if "harness" not in data:
             raise ConfigError(f"{source}: harness: required (a config field or --harness ID)")
         cfg = validate(TrainConfig, data, source)
+        field = "--harness" if harness is not None else f"{source}: harness"
+        for hid in [cfg.harness] if isinstance(cfg.harness, str) else cfg.harness:
+            try:
+                check_harness_id(hid)  # before the run folder exists
+            except UnknownHarness as err:
+                raise ConfigError(f"{field}: {err}") from None
+        from polar.rl.trainer import Trainer
+
+        logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
         result = Trainer(cfg).run()
     typer.echo(json.dumps(result))
 

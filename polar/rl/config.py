@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, PositiveInt, field_validator, model_validator
 
 from polar.config import StrictModel
 
@@ -17,7 +17,7 @@ from polar.config import StrictModel
 class NetworkConfig(StrictModel):
     """Encoder + MLP sizes; the same config rebuilds the network from a checkpoint."""
 
-    hidden: list[int] = Field(default_factory=lambda: [64, 64])
+    hidden: list[PositiveInt] = Field(default_factory=lambda: [64, 64])
     activation: Literal["tanh", "relu"] = "tanh"
     # PPO: one encoder+trunk for actor and critic (MiniGrid), or two separate ones (CleanRL).
     shared: bool = False
@@ -71,7 +71,7 @@ class TrainConfig(StrictModel):
     harness: str | list[str]
     harness_kwargs: dict[str, Any] = Field(default_factory=dict)
     steps: int = Field(100_000, ge=1)  # env steps (transitions) in total
-    seed: int = 0
+    seed: int = Field(0, ge=0)
     workers: int = Field(0, ge=0)  # 0: in-process vector env; N: N Ray actors
     address: str | None = None  # Ray cluster address; RAY_ADDRESS is honoured too
     object_store_mb: int = Field(200, ge=50)
@@ -82,10 +82,17 @@ class TrainConfig(StrictModel):
     sac: SACConfig = Field(default_factory=SACConfig)
     eval_every: int = Field(0, ge=0)  # env steps between evaluations; 0: only at the end
     eval_episodes: int = Field(10, ge=1)
-    eval_seed: int = 1_000_000  # evaluation seeds are eval_seed + i, disjoint from training
+    eval_seed: int = Field(1_000_000, ge=0)  # evaluation seeds are eval_seed + i, disjoint from training
     checkpoint_every: int = Field(0, ge=0)  # env steps between checkpoints; 0: only at the end
     out: str = "runs/train"
     progress: bool = True
+
+    @field_validator("harness_kwargs")
+    @classmethod
+    def _step_limits(cls, v: dict[str, Any]) -> dict[str, Any]:
+        from polar.harnesses.registry import check_step_kwargs
+
+        return check_step_kwargs(v)
 
     @model_validator(mode="after")
     def _check(self) -> TrainConfig:

@@ -27,7 +27,7 @@ def run(
                                 "(default, strict, docker) or a YAML path"),
 ) -> None:
     """Load FILE in a sandbox, call one function, print its JSON result."""
-    from polar.config import validate
+    from polar.config import read_text, validate
     from polar.errors import ConfigError
     from polar.sandboxes.base import SandboxLimits, make_sandbox
     from polar.sandboxes.profiles import load_sandbox_profile
@@ -39,30 +39,12 @@ def run(
         raise ConfigError(f"--args: not valid JSON: {err}") from None
     if not isinstance(call_args, list):
         raise ConfigError("--args: must be a JSON list of positional arguments, e.g. '[[0.1, 0.2]]'")
-    source = read_source(file)
+    source = read_text(file)  # a missing, binary or non-UTF-8 file is a ConfigError naming it
     updates = {k: v for k, v in (("timeout_s", timeout), ("memory_mb", memory_mb)) if v is not None}
     limits = validate(SandboxLimits, {**prof.limits.model_dump(), **updates}, "--timeout/--memory-mb")
     with make_sandbox(backend or prof.backend, limits) as box:
         box.load(source)
         typer.echo(json.dumps(box.call(call, *call_args)))
-
-
-def read_source(file: Path) -> str:
-    """The policy file's text, or a ConfigError saying why it is not Python source."""
-    from polar.errors import ConfigError
-
-    try:
-        data = file.read_bytes()
-    except OSError as err:
-        raise ConfigError(f"{file}: cannot read: {err.strerror}") from None
-    try:
-        source = data.decode("utf-8")
-    except UnicodeDecodeError as err:
-        raise ConfigError(f"{file}: not a UTF-8 text file (byte {err.start}); expected Python "
-                          "source") from None
-    if "\x00" in source:
-        raise ConfigError(f"{file}: holds NUL bytes (a binary file?); expected Python source")
-    return source
 
 
 @sandbox_app.command("build-image")

@@ -1,4 +1,4 @@
-"""`polar skills register|list|show|search|eval|remove|install-primitives`."""
+"""`polar skills register|list|show|search|eval|remove|doctor|install-primitives`."""
 
 from __future__ import annotations
 
@@ -53,7 +53,7 @@ def _success_text(skill: Any) -> str:
 @skills_app.command("register")
 def register_cmd(
     checkpoint_dir: Annotated[Path, typer.Argument(help="An RL run dir (polar train --out DIR) or a saved policy dir.")],
-    name: str = typer.Option(..., "--name", help="Skill name (lowercase, digits, _ or -)."),
+    name: str = typer.Option(None, "--name", help="Skill name (lowercase, digits, _ or -); default: the manifest's."),
     description: str = typer.Option(None, "--description", help="What the skill does, for planners."),
     manifest: Annotated[Path | None, typer.Option("--manifest", help="YAML/JSON file with manifest fields; options override it.")] = None,
     params: str = typer.Option(None, "--params", help='Parameter schema as JSON, e.g. {"color": ["red", "blue"]}.'),
@@ -70,14 +70,20 @@ def register_cmd(
     library: Path = LIBRARY,
     as_json: bool = AS_JSON,
 ) -> None:
-    """Register a trained policy as a new skill version."""
-    from polar.config import read_yaml
-    from polar.errors import ConfigError
-    from polar.rl.policy import load_policy
-    from polar.skills.model import Skill
+    """Register a trained policy as a new skill version.
 
-    data: dict[str, Any] = dict(read_yaml(manifest) or {}) if manifest else {}
-    data["name"] = name
+    Everything is checked before the library is touched: the manifest, the options, and the
+    hooks the manifest names (they must import)."""
+    from polar.config import read_mapping, validate
+    from polar.errors import ConfigError
+    from polar.skills.model import Skill, SkillLoadError, check_hooks
+
+    data: dict[str, Any] = read_mapping(manifest) if manifest else {}
+    source = str(manifest) if manifest else "command line"
+    if name is not None:
+        data["name"] = name
+    if "name" not in data:
+        raise ConfigError(f"{source}: name: give the skill's name (--name or `name:` in --manifest)")
     overrides = {
         "description": description, "parameters": _json_arg(params, "--params"),
         "harnesses": harness or None, "preconditions": precondition or None, "effects": effect or None,
@@ -96,14 +102,20 @@ def register_cmd(
         prov["trained_on"] = trained_on
     data["provenance"] = prov
     if not data.get("description"):
-        raise ConfigError("--description: a skill needs a description planners can read")
-    policy = load_policy(checkpoint_dir)
-    tensors, config = policy.to_state()
-    data.update(kind="policy", policy={"loader": "polar.rl.policy:Policy", "config": config})
-    from polar.config import validate
+        raise ConfigError(f"{source}: description: a skill needs a description planners can read "
+                          "(--description or `description:` in --manifest)")
+    data.update(kind="policy", policy={"loader": "polar.rl.policy:Policy", "config": {}})
+    skill = validate(Skill, data, source)  # the manifest first, the weights (torch) after
+    lib = _lib(library)
+    try:
+        check_hooks(skill, lib.root)
+    except SkillLoadError as err:
+        raise ConfigError(f"{source}: {err}") from None
+    from polar.rl.policy import load_policy
 
-    skill = validate(Skill, data, f"skill {name!r}")
-    skill = _lib(library).register(skill, tensors=tensors)
+    tensors, config = load_policy(checkpoint_dir).to_state()
+    skill = skill.model_copy(update={"policy": skill.policy.model_copy(update={"config": config})})  # type: ignore[union-attr]
+    skill = lib.register(skill, tensors=tensors)
     if as_json:
         print(json.dumps(_skill_json(skill), indent=1))
     else:
@@ -271,6 +283,30 @@ def remove_cmd(ref: str = typer.Argument(..., help="NAME (every version) or NAME
     """Remove one version of a skill, or all of its versions."""
     for r in _lib(library).remove(ref):
         console.print(f"removed {r}")
+
+
+@skills_app.command("doctor")
+def doctor_cmd(
+    rebuild_index: bool = typer.Option(False, "--rebuild-index",
+                                       help="Rebuild library.sqlite from the manifests of the version folders."),
+    library: Path = LIBRARY,
+) -> None:
+    """Clean what killed registrations left (staging folders, uncommitted versions) and check
+    the index; --rebuild-index rebuilds a corrupt or lost index from the manifests."""
+    lib = _lib(library)
+    if rebuild_index:
+        refs, skipped, old = lib.rebuild_index()
+        console.print(f"rebuilt {lib.index} from the manifests: {len(refs)} skill version(s)"
+                      + (f"; the old index is now {old}" if old else ""), markup=False)
+        for why in skipped:
+            console.print(f"  left out {why}", markup=False)
+        return
+    removed = lib.cleanup()
+    for p in removed:
+        console.print(f"removed {p}", markup=False)
+    skills = lib.list(all_versions=True)
+    console.print(f"{lib.index}: {len(skills)} skill version(s), "
+                  f"{len(removed)} leftover folder(s) removed", markup=False)
 
 
 @skills_app.command("install-primitives")

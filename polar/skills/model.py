@@ -189,11 +189,17 @@ class Skill(_Model):
             raise ValueError("action: a primitive skill names one harness action")
         if self.kind == "policy" and self.termination is None:
             raise ValueError("termination: a policy skill needs a termination condition")
-        for t in [*self.preconditions, *self.effects, *(self.termination.predicates if self.termination else [])]:
-            parse(t)  # raises on malformed templates
-            for ph in placeholders(t):
-                if ph not in self.parameters:
-                    raise ValueError(f"predicate {t!r}: placeholder {{{ph}}} is not a parameter")
+        templates = {"preconditions": self.preconditions, "effects": self.effects,
+                     "termination.predicates": self.termination.predicates if self.termination else []}
+        for field, items in templates.items():
+            for t in items:
+                try:
+                    parse(t)  # raises on malformed templates
+                except ValueError as err:
+                    raise ValueError(f"{field}: {err}") from None
+                for ph in placeholders(t):
+                    if ph not in self.parameters:
+                        raise ValueError(f"{field}: predicate {t!r}: placeholder {{{ph}}} is not a parameter")
         return self
 
     # --- identity -------------------------------------------------------------------------
@@ -332,5 +338,5 @@ def check_hooks(skill: Skill, library_root: Path | None) -> None:
              (skill.termination.check if skill.termination else None, "termination.check"),
              (skill.policy.loader if skill.policy else None, "policy.loader")]
     for path, field in hooks:
-        if path is not None and not callable(resolve_hook(path, f"skill {skill.name} {field}", library_root)):
-            raise SkillLoadError(f"skill {skill.name} {field}: {path!r} is not callable")
+        if path is not None and not callable(resolve_hook(path, field, library_root)):
+            raise SkillLoadError(f"{field}: {path!r} is not callable")

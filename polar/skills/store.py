@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from polar.errors import PolarError
 from polar.files import atomic_write, fsync_dir
 from polar.skills.model import (
     Measurement,
@@ -104,25 +105,41 @@ class SkillLibrary:
             if not self._writable():
                 raise SkillError(f"skill library {self.root} is read-only; set POLAR_SKILLS to a writable folder")
             self.root.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(self.index, timeout=BUSY_TIMEOUT_S, isolation_level=None)
-            conn.executescript(_SCHEMA)
-        elif not self.index.exists():
-            conn = sqlite3.connect(":memory:", isolation_level=None)  # an empty library
-            conn.executescript(_SCHEMA)
-        else:
-            uri = f"file:{self.index}?mode=ro" if not self._writable() else f"file:{self.index}"
-            conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_S, isolation_level=None)
-            if self._writable():
-                conn.executescript(_SCHEMA)
         try:
-            yield conn
-        finally:
-            conn.close()
+            if write:
+                conn = sqlite3.connect(self.index, timeout=BUSY_TIMEOUT_S, isolation_level=None)
+                conn.executescript(_SCHEMA)
+            elif not self.index.exists():
+                conn = sqlite3.connect(":memory:", isolation_level=None)  # an empty library
+                conn.executescript(_SCHEMA)
+            else:
+                uri = f"file:{self.index}?mode=ro" if not self._writable() else f"file:{self.index}"
+                conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_S, isolation_level=None)
+                if self._writable():
+                    conn.executescript(_SCHEMA)
+            try:
+                yield conn
+            finally:
+                conn.close()
+        except sqlite3.Error as err:
+            raise self._index_error(err) from None
+
+    def _index_error(self, err: Exception) -> SkillLoadError:
+        """A clear error for a broken index: which file, and how to rebuild it."""
+        if isinstance(err, sqlite3.OperationalError) and "locked" in str(err):
+            return SkillLoadError(f"{self.index}: still locked by another process after "
+                                  f"{BUSY_TIMEOUT_S:g} s ({err})")
+        return SkillLoadError(
+            f"{self.index}: the skill index cannot be read ({type(err).__name__}: {err}); rebuild it "
+            f"from the manifests with: polar skills doctor --rebuild-index --library {self.root}")
 
     # --- reading --------------------------------------------------------------------------
 
     def _from_row(self, conn: sqlite3.Connection, name: str, version: int, manifest: str) -> Skill:
-        skill = Skill.model_validate_json(manifest)
+        try:
+            skill = Skill.model_validate_json(manifest)
+        except ValueError as err:  # pydantic's ValidationError: a row no version of Polar wrote
+            raise self._index_error(err) from None
         skill._dir = self.root / name / str(version)
         rows = conn.execute(
             "SELECT measurement FROM evaluations WHERE name=? AND version=? ORDER BY id", (name, version)
@@ -181,7 +198,11 @@ class SkillLibrary:
         whose hooks do not resolve is refused before it uses a version number."""
         if skill.kind == "policy" and not tensors:
             raise SkillError(f"{skill.name}: a policy skill needs its weights (tensors)")
-        check_hooks(skill, self.root)
+        try:  # a dangling hook is refused now, not at the skill's first run
+            check_hooks(skill, self.root)
+        except SkillLoadError as err:
+            raise SkillLoadError(f"skill {skill.name}: {err}") from None
+        self.clean_staging()  # what registrations killed earlier left behind
         staging = self.root / STAGING / f"{skill.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}"
         for _ in range(10):  # another registration may remove an empty .staging meanwhile
             try:
@@ -274,8 +295,8 @@ class SkillLibrary:
             (self.root / name).rmdir()  # only when empty
         return [f"{name}@{v}" for v in gone]
 
-    def cleanup(self) -> list[Path]:
-        """Remove staging folders of dead registrations and version folders without a row."""
+    def clean_staging(self) -> list[Path]:
+        """Remove the staging folders of registrations whose process is gone (killed)."""
         removed: list[Path] = []
         staging = self.root / STAGING
         if staging.is_dir():
@@ -283,25 +304,107 @@ class SkillLibrary:
                 if not _owner_alive(d.name):
                     shutil.rmtree(d, ignore_errors=True)
                     removed.append(d)
+        return removed
+
+    def cleanup(self) -> list[Path]:
+        """Remove staging folders of dead registrations and version folders without a row."""
+        removed = self.clean_staging()
         if not self.index.exists():
             return removed
         with self._connect(write=True) as conn:
             conn.execute("BEGIN IMMEDIATE")  # no registration is between rename and commit now
             try:
                 rows = {(n, v) for n, v in conn.execute("SELECT name, version FROM skills")}
-                for d in sorted(self.root.iterdir()):
-                    if not d.is_dir() or d.name.startswith(".") or d.name == "recipes":
-                        continue
-                    for vd in d.iterdir():
-                        # only folders a registration renamed into place (they hold a manifest)
-                        if (vd.name.isdigit() and (vd / MANIFEST_FILE).is_file()
-                                and (d.name, int(vd.name)) not in rows):
-                            _discard(self.root, vd)
-                            removed.append(vd)
+                for vd in sorted(self._version_folders()):
+                    if (vd.parent.name, int(vd.name)) not in rows:
+                        _discard(self.root, vd)
+                        removed.append(vd)
             finally:
                 conn.execute("COMMIT")
         return removed
 
+
+    def rebuild_index(self) -> tuple[list[str], list[str], Path | None]:
+        """Rebuild `library.sqlite` from the manifests of the version folders (after the index
+        was corrupted or lost). Folders whose manifest or weights do not check out are left
+        out. The old index is kept beside the new one; evaluations it still holds are carried
+        over. Returns the refs indexed, the folders left out (with why) and the old index's
+        new path."""
+        if not self.root.is_dir():
+            raise SkillError(f"{self.root}: no such skill library folder")
+        if not self._writable():
+            raise SkillError(f"skill library {self.root} is read-only")
+        self.clean_staging()
+        evaluations = self._old_evaluations()
+        skills: list[Skill] = []
+        skipped: list[str] = []
+        for vd in sorted(self._version_folders()):
+            try:
+                skills.append(_verified_manifest(vd))
+            except (PolarError, OSError, ValueError) as err:  # PolarError: ConfigError, SkillError
+                skipped.append(f"{vd}: {err}")
+        tmp = self.root / f".{INDEX_FILE}.{os.getpid()}.tmp"
+        tmp.unlink(missing_ok=True)
+        conn = sqlite3.connect(tmp, isolation_level=None)
+        try:
+            conn.executescript(_SCHEMA)
+            conn.execute("BEGIN")
+            for sk in skills:
+                conn.execute("INSERT INTO skills(name, version, kind, manifest, created_at) VALUES (?,?,?,?,?)",
+                             (sk.name, sk.version, sk.kind, sk.manifest_json(), sk.provenance.created_at))
+                conn.execute("INSERT INTO names(name, last_version) VALUES (?, ?) ON CONFLICT(name) DO UPDATE "
+                             "SET last_version=MAX(last_version, excluded.last_version)", (sk.name, sk.version))
+            kept = {(sk.name, sk.version) for sk in skills}
+            conn.executemany("INSERT INTO evaluations(name, version, measurement) VALUES (?,?,?)",
+                             [e for e in evaluations if (e[0], e[1]) in kept])
+            conn.execute("COMMIT")
+        finally:
+            conn.close()
+        with open(tmp, "rb") as f:
+            os.fsync(f.fileno())
+        old: Path | None = None
+        if self.index.exists():
+            old = self.index.with_name(f"{INDEX_FILE}.old-{time.strftime('%Y%m%d-%H%M%S')}")
+            os.replace(self.index, old)
+        os.replace(tmp, self.index)
+        fsync_dir(self.root)
+        return [sk.ref for sk in skills], skipped, old
+
+    def _version_folders(self) -> Iterator[Path]:
+        """`<name>/<version>/` folders holding a manifest (what a registration renames in)."""
+        if not self.root.is_dir():
+            return
+        for d in self.root.iterdir():
+            if d.is_dir() and not d.name.startswith(".") and d.name != "recipes":
+                yield from (vd for vd in d.iterdir() if vd.name.isdigit() and (vd / MANIFEST_FILE).is_file())
+
+    def _old_evaluations(self) -> list[tuple[str, int, str]]:
+        """The evaluations the current index still yields (none when it is unreadable)."""
+        if not self.index.exists():
+            return []
+        try:
+            conn = sqlite3.connect(f"file:{self.index}?mode=ro", uri=True)
+            try:
+                return list(conn.execute("SELECT name, version, measurement FROM evaluations ORDER BY id"))
+            finally:
+                conn.close()
+        except sqlite3.Error:
+            return []
+
+
+def _verified_manifest(folder: Path) -> Skill:
+    """The manifest of a version folder, checked against the folder's name and its weights."""
+    from polar.config import read_text
+
+    skill = Skill.model_validate_json(read_text(folder / MANIFEST_FILE))
+    if (skill.name, skill.version) != (folder.parent.name, int(folder.name)):
+        raise SkillLoadError(f"the manifest says {skill.ref}, the folder {folder.parent.name}@{folder.name}")
+    if skill.weights_sha256 is not None:
+        wfile = folder / WEIGHTS_FILE
+        if not wfile.is_file() or sha256_file(wfile) != skill.weights_sha256:
+            raise SkillLoadError(f"{WEIGHTS_FILE} is missing or does not match the manifest's sha256")
+    skill._dir = folder
+    return skill
 
 # --- loading weights ----------------------------------------------------------------------
 

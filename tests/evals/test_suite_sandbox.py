@@ -29,5 +29,5 @@ def test_default_strict_none_and_a_path(tmp_path) -> None:
 
 
 def test_an_unknown_profile_names_the_field() -> None:
-    with pytest.raises(ConfigError, match=r"suite.*agents.*sandbox.*no sandbox profile named 'vm'"):
+    with pytest.raises(ConfigError, match=r"suite.*agents.*sandbox.*sandbox profile 'vm' not found"):
         load_suite(suite(sandbox="vm"))

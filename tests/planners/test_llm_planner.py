@@ -9,9 +9,7 @@ from polar.errors import BudgetExceeded, ConfigError, LLMError, PlannerError
 from polar.llm.record import read_records
 from polar.planners.base import Planner, PlannerContext
 from polar.planners.decisions import Finish, Plan, PolicyCode, SkillCall
-from polar.planners.llm import LLMPlanner
 from polar.planners.profile import LLMProfile, load_planner, load_planner_profile
-from polar.prompts.templates import TemplateError
 from tests.llm_server import Reply, ScriptedLLMServer, write_profile
 
 CONTEXT = Path(__file__).resolve().parents[2] / "prompts" / "examples" / "doorkey_context.json"
@@ -176,5 +174,8 @@ def test_shipped_profiles_load():
 
 
 def test_template_mode_must_match_the_profile(server, tmp_path):
-    with pytest.raises(TemplateError, match="is for mode 'code'"):
-        LLMPlanner(load_planner_profile(write_profile(tmp_path, server, templates={"user": "planner_code"})))
+    # checked when the profile is loaded (naming the file and the field), not at the first call
+    with pytest.raises(ConfigError, match=r"profile.yaml: templates.user: .*is for mode 'code'"):
+        load_planner_profile(write_profile(tmp_path, server, templates={"user": "planner_code"}))
+    with pytest.raises(ConfigError, match=r"templates.user: no prompt template named 'nope'"):
+        load_planner_profile(write_profile(tmp_path, server, templates={"user": "nope"}))

@@ -4,7 +4,7 @@ PointMaze_Large with a scripted (PD) reach standing in for the trained skill."""
 import numpy as np
 import pytest
 
-from polar.errors import PlannerError
+from polar.errors import ConfigError, PlannerError
 from polar.harnesses import make_harness
 from polar.planners.base import HistoryItem, PlannerContext, SkillInfo
 from polar.planners.decisions import Finish, SkillCall, describe_decision
@@ -94,7 +94,7 @@ def test_profile_selects_the_maze_planner(tmp_path):
     assert isinstance(load_planner("maze"), MazePlanner)
     bad = tmp_path / "bad.yaml"
     bad.write_text("backend: maze\noptions: {lookahed: 2}\n")
-    with pytest.raises(PlannerError, match="unknown option"):
+    with pytest.raises(ConfigError, match=r"bad.yaml: options.lookahed: unknown option"):
         load_planner(str(bad))
 
 

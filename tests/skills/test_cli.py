@@ -60,3 +60,38 @@ def test_register_rejects_a_missing_run_dir(tmp_path: Path) -> None:
     p = polar("register", str(tmp_path / "nope"), "--name", "x", "--description", "d",
               "--termination", "at(goal)", lib=tmp_path / "skills", check=False)
     assert p.returncode != 0 and "nope" in p.stderr
+
+
+def test_doctor_rebuilds_a_corrupt_index_and_cleans_staging(tmp_path: Path) -> None:
+    from polar.skills.store import STAGING, SkillLibrary
+    from tests.skills.conftest import manifest
+
+    lib = tmp_path / "skills"
+    SkillLibrary(lib).register_policy(tiny_policy(), **manifest())
+    (lib / "library.sqlite").write_bytes(b"\x00garbage" * 64)
+    broken = polar("list", lib=lib, check=False)
+    assert broken.returncode == 1 and "Traceback" not in broken.stderr
+    assert "library.sqlite" in broken.stderr and "--rebuild-index" in " ".join(broken.stderr.split())
+    (lib / STAGING / "reach.999999999.deadbeef").mkdir(parents=True)  # a killed registration's
+    out = polar("doctor", "--rebuild-index", lib=lib)
+    assert "1 skill version(s)" in out.stdout and not any((lib / STAGING).iterdir())
+    assert json.loads(polar("list", "--json", lib=lib).stdout)[0]["ref"] == "reach@1"
+    (lib / STAGING / "reach.999999999.deadbeef").mkdir(parents=True)
+    out = polar("doctor", lib=lib)
+    assert "1 leftover folder(s) removed" in " ".join(out.stdout.split())
+    assert not (lib / STAGING).exists() or not any((lib / STAGING).iterdir())
+
+
+def test_register_checks_the_manifest_before_touching_the_library(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    tiny_policy().save(run_dir)
+    manifest = tmp_path / "m.yaml"
+    manifest.write_text("name: fromfile\ndescription: d\ntermination: {predicates: [at(goal)]}\n"
+                        "features: {fn: 'polar.skills.nowhere:f'}\n")
+    p = polar("register", str(run_dir), "--manifest", str(manifest), lib=tmp_path / "skills", check=False)
+    assert p.returncode == 2 and "Traceback" not in p.stderr
+    assert "m.yaml: features.fn: cannot import 'polar.skills.nowhere:f'" in " ".join(p.stderr.split())
+    assert not (tmp_path / "skills").exists()
+    manifest.write_text("name: fromfile\ndescription: d\ntermination: {predicates: [at(goal)]}\n")
+    out = polar("register", str(run_dir), "--manifest", str(manifest), "--json", lib=tmp_path / "skills")
+    assert json.loads(out.stdout)["ref"] == "fromfile@1"  # the name comes from the manifest

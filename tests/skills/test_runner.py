@@ -6,7 +6,7 @@ import pytest
 
 from polar.harnesses.registry import make_harness
 from polar.skills.minigrid.primitives import install_primitives
-from polar.skills.model import SkillError, SkillLoadError
+from polar.skills.model import Hook, SkillError, SkillLoadError
 from polar.skills.runner import evaluate_skill, run_skill
 from polar.skills.store import SkillLibrary
 from tests.skills.conftest import manifest, tiny_policy
@@ -112,7 +112,13 @@ def test_runner_refuses_what_it_cannot_run(library: SkillLibrary, doorkey) -> No
     skill, _ = _policy_skill(library, h, harnesses=["gym:*"])
     with pytest.raises(SkillError, match="does not accept harness"):
         run_skill(skill, h, obs=obs)
+    with pytest.raises(SkillLoadError, match="features.fn: 'os.path:join' is outside the allowed modules"):
+        _policy_skill(library, h, features={"fn": "os.path:join"})  # refused at registration
     skill, _ = _policy_skill(library, h)
+    edited = skill.model_copy(update={"features": Hook(fn="os.path:join")})  # e.g. an edited manifest
+    edited._dir = skill.path
+    with pytest.raises(SkillLoadError, match="outside the allowed modules"):
+        run_skill(edited, h, obs=obs)
     with pytest.raises(SkillError, match="obs="):
         run_skill(skill, h)
 

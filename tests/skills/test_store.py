@@ -15,7 +15,14 @@ import pytest
 import torch
 
 from polar.errors import PolarError
-from polar.skills.model import Measurement, Skill, SkillArgumentError, SkillLoadError, SkillNotFound
+from polar.skills.model import (
+    Measurement,
+    PolicySpec,
+    Skill,
+    SkillArgumentError,
+    SkillLoadError,
+    SkillNotFound,
+)
 from polar.skills.store import STAGING, WEIGHTS_FILE, SkillLibrary, load_skill_policy
 from tests.skills.conftest import manifest, tiny_policy
 
@@ -105,10 +112,9 @@ def test_concurrent_registrations_from_processes(library: SkillLibrary, tmp_path
     assert not (library.root / STAGING).exists() or not any((library.root / STAGING).iterdir())
 
 
-@pytest.mark.parametrize("stage", ["after_write", "after_rename"])
-def test_kill_9_mid_registration_leaves_nothing_visible(library: SkillLibrary, tmp_path: Path, stage: str) -> None:
-    library.register_policy(tiny_policy(), **manifest(name="other"))  # an existing index
-    marker = tmp_path / "paused"
+def _killed_at(library: SkillLibrary, tmp_path: Path, stage: str) -> None:
+    """Start a registration, stop it at `stage` with kill -9."""
+    marker = tmp_path / f"paused-{stage}"
     p = _spawn(library.root, 1, {"POLAR_SKILLS_PAUSE_AT": stage, "POLAR_SKILLS_PAUSE_FILE": str(marker)})
     deadline = time.monotonic() + 60
     while not marker.exists():
@@ -117,6 +123,12 @@ def test_kill_9_mid_registration_leaves_nothing_visible(library: SkillLibrary, t
         time.sleep(0.05)
     os.kill(p.pid, signal.SIGKILL)
     p.wait(timeout=10)
+
+
+@pytest.mark.parametrize("stage", ["after_write", "after_rename"])
+def test_kill_9_mid_registration_leaves_nothing_visible(library: SkillLibrary, tmp_path: Path, stage: str) -> None:
+    library.register_policy(tiny_policy(), **manifest(name="other"))  # an existing index
+    _killed_at(library, tmp_path, stage)
     assert [s.ref for s in library.list()] == ["other@1"]
     with pytest.raises(SkillNotFound):
         library.get("reach")
@@ -179,14 +191,17 @@ def test_manifest_validation_and_arguments() -> None:
 
 def test_policy_loader_outside_polar_is_refused(library: SkillLibrary) -> None:
     tensors, config = tiny_policy().to_state()
+    bad = Skill(**manifest(), kind="policy", policy={"loader": "os:system", "config": config})
+    with pytest.raises(SkillLoadError, match="policy.loader: 'os:system' is outside the allowed modules"):
+        library.register(bad, tensors=tensors)  # refused at registration: no version is used
+    assert library.versions("reach") == []
+    skill = library.register(bad.model_copy(update={"policy": PolicySpec(loader="polar.rl.policy:Policy",
+                                                                        config=config)}), tensors=tensors)
+    assert skill.ref == "reach@1"
+    edited = skill.model_copy(update={"policy": bad.policy})  # a manifest edited after registration
+    edited._dir = skill.path
     with pytest.raises(SkillLoadError, match="outside the allowed modules"):
-        library.register(Skill(**manifest(), kind="policy", policy={"loader": "os:system", "config": config}),
-                         tensors=tensors)
-    skill = library.register_policy(tiny_policy(), **manifest())
-    forged = skill.model_copy(update={"policy": skill.policy.model_copy(update={"loader": "os:system"})})
-    forged._dir = skill.path  # a manifest edited on disk after registration is refused on load too
-    with pytest.raises(SkillLoadError, match="outside the allowed modules"):
-        load_skill_policy(forged)
+        load_skill_policy(edited)
 
 
 def test_read_only_library_reads_but_refuses_writes(library: SkillLibrary) -> None:
@@ -202,3 +217,36 @@ def test_read_only_library_reads_but_refuses_writes(library: SkillLibrary) -> No
     finally:
         os.chmod(library.root, 0o755)
         os.chmod(library.index, 0o644)
+
+
+def test_every_registration_cleans_staging_left_by_a_killed_one(library: SkillLibrary, tmp_path: Path) -> None:
+    library.register_policy(tiny_policy(), **manifest(name="other"))
+    _killed_at(library, tmp_path, "after_write")
+    left = list((library.root / STAGING).iterdir())
+    assert len(left) == 1 and left[0].name.startswith("reach.")  # the dead registration's folder
+    library.register_policy(tiny_policy(), **manifest(name="third"))  # no cleanup() call
+    assert not (library.root / STAGING).exists() or not any((library.root / STAGING).iterdir())
+
+
+def test_a_corrupt_index_names_the_file_and_is_rebuilt_from_the_manifests(library: SkillLibrary) -> None:
+    first = library.register_policy(tiny_policy(), **manifest())
+    library.register_policy(tiny_policy(seed=1), **manifest())
+    library.record_evaluation(first, Measurement.from_counts(3, 4, harness="minigrid:x"))
+    library.index.write_bytes(b"this is not a database" * 100)
+    with pytest.raises(SkillLoadError, match=r"library.sqlite: the skill index cannot be read.*"
+                                             r"polar skills doctor --rebuild-index"):
+        library.list()
+    refs, skipped, old = library.rebuild_index()
+    assert refs == ["reach@1", "reach@2"] and skipped == [] and old is not None and old.is_file()
+    assert [s.ref for s in library.list(all_versions=True)] == ["reach@1", "reach@2"]
+    load_skill_policy(library.get("reach@2"))
+    assert library.register_policy(tiny_policy(), **manifest()).ref == "reach@3"  # numbering goes on
+    # a readable index keeps its evaluations through a rebuild; a damaged folder is left out
+    (library.root / "reach" / "2" / WEIGHTS_FILE).write_bytes(b"junk")
+    (library.root / "reach" / "9").mkdir()
+    (library.root / "reach" / "9" / "manifest.json").write_bytes(b"\x00\x01binary")
+    library.record_evaluation(library.get("reach@1"), Measurement.from_counts(1, 2))
+    refs, skipped, _ = library.rebuild_index()
+    assert refs == ["reach@1", "reach@3"] and len(skipped) == 2
+    assert "reach/2" in skipped[0] and "sha256" in skipped[0] and "binary data" in skipped[1]
+    assert [m.episodes for m in library.get("reach@1").evaluations] == [2]

@@ -10,6 +10,8 @@ game's connector, not bad luck, and retrying would hide it.
 
 from __future__ import annotations
 
+import copy
+import hashlib
 import operator
 import shutil
 import tempfile
@@ -72,6 +74,11 @@ class ConnectorHarness(Harness):
         self._in_episode = False
         self._last_obs: Any = None
         self._t = 0
+        # Re-seeding after a restart: the last explicit seed, resets since, and whether the
+        # running process is a restarted one that has not been reset yet.
+        self._seed: int | None = None
+        self._resets_since_seed = 0
+        self._restarted = False
         self._encode = FrameEncoder(config.max_frame_bytes)
         self._spec_frame = self._pack({"op": "spec", "protocol": PROTOCOL_VERSION,
                                        "kwargs": self.game_kwargs}, "spec")
@@ -185,6 +192,7 @@ class ConnectorHarness(Harness):
                 self._fail(err.cause)
                 continue
             self.restarts += 1
+            self._restarted = True
             if (reply["observation_space"], reply["action_space"]) != self._spaces:
                 self._drop_game()
                 raise HarnessError(f"{self.harness_id}: the restarted game reports different spaces")
@@ -192,14 +200,19 @@ class ConnectorHarness(Harness):
 
     # -- the Harness API -----------------------------------------------------------------
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
+        if seed is not None:
+            self._seed, self._resets_since_seed = seed, 0
+        else:
+            self._resets_since_seed += 1
         frame = self._pack({"op": "reset", "seed": seed, "options": options}, "reset")
         while True:
             game = self._ensure_game()
             try:
-                reply = self._call(game, frame, "reset", self._timeout)
+                reply = self._call(game, self._reseeded(frame, seed, options), "reset", self._timeout)
                 break
             except _GameFailed as err:
                 self._fail(err.cause)
+        self._restarted = False
         if "obs" not in reply:
             self._drop_game()
             raise ProtocolError(f"{self.harness_id}: the reply to reset lacks 'obs'")
@@ -207,6 +220,17 @@ class ConnectorHarness(Harness):
         self._t = 0
         self._last_obs = reply["obs"]
         return reply["obs"], reply.get("info") or {}
+
+    def _reseeded(self, frame: bytes, seed: int | None, options: dict[str, Any] | None) -> bytes:
+        """The reset request for the running process. A restarted game starts from an
+        unseeded RNG, so an unseeded reset() after a crash would make a seeded run
+        irreproducible: it gets a seed derived from the last explicit seed and the number of
+        resets since, the same in every run that crashes at the same point."""
+        if seed is not None or not self._restarted or self._seed is None:
+            return frame
+        digest = hashlib.sha256(f"{self._seed}:{self._resets_since_seed}".encode()).digest()
+        derived = int.from_bytes(digest[:4], "little")
+        return self._pack({"op": "reset", "seed": derived, "options": options}, "reset")
 
     def step(self, action: Any) -> StepResult:
         game = self._res.game
@@ -249,7 +273,8 @@ class ConnectorHarness(Harness):
 
     def _cut_short(self, cause: str) -> StepResult:
         self._in_episode = False
-        return self._last_obs, 0.0, False, True, {"harness_error": cause}
+        # a copy: the caller may keep (and modify) the previous step's observation
+        return copy.deepcopy(self._last_obs), 0.0, False, True, {"harness_error": cause}
 
     def _step_without_game(self) -> StepResult:
         if self._in_episode and self._res.game is None:

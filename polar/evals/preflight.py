@@ -1,0 +1,85 @@
+"""Everything a suite names is resolved before anything runs or is written.
+
+`check_suite` resolves each reference of a suite: harness ids (and the specs they name),
+planner profiles with their templates, prompt templates, skill libraries,
+training recipes with the agent's overrides, and checkpoints (sandbox profiles are resolved when the suite loads). It starts no game process and
+writes nothing; every problem found becomes one line `<suite file>: <field>: <what>` of one
+ConfigError, so a user fixes them all in one go.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from polar.errors import ConfigError, PolarError
+from polar.evals.suite import PlannerAgentConfig, PureRLAgentConfig, Suite
+
+
+def check_suite(suite: Suite) -> None:
+    """Raise ConfigError listing every reference of `suite` that does not resolve."""
+    from polar.harnesses.registry import check_harness_id
+
+    problems: list[str] = []
+
+    def check(field: str, fn: Callable[[], object]) -> bool:
+        try:
+            fn()
+        except PolarError as err:
+            problems.append(f"{field}: {err}")
+            return False
+        return True
+
+    for i, entry in enumerate(suite.harnesses):
+        check(f"harnesses.{i}.id", lambda entry=entry: check_harness_id(entry.id))
+    for i, agent in enumerate(suite.agents):
+        if isinstance(agent, PlannerAgentConfig):
+            _check_planner_agent(agent, f"agents.{i}", check)
+        elif isinstance(agent, PureRLAgentConfig):
+            _check_rl_agent(agent, f"agents.{i}", suite, check)
+    if problems:
+        raise ConfigError("\n".join(f"{suite.source}: {p}" for p in problems))
+
+
+def _check_planner_agent(agent: PlannerAgentConfig, field: str,
+                         check: Callable[[str, Callable[[], object]], bool]) -> None:
+    from polar.evals.planner_agent import profile_overrides
+    from polar.planners.profile import load_planner_profile
+    from polar.prompts.templates import load_template
+    from polar.skills.store import SkillLibrary
+
+    backend: list[str] = []
+    if (check(f"{field}.planner", lambda: backend.append(load_planner_profile(agent.planner).backend))
+            and (agent.template is None or check(f"{field}.template", lambda: load_template(agent.template or "")))):
+        check(f"{field}.overrides",
+              lambda: load_planner_profile(agent.planner, profile_overrides(agent, backend[0]) or None))
+    if agent.skills is not None:
+        root = Path(agent.skills).expanduser()
+        if not root.is_dir():
+            check(f"{field}.skills", lambda: _raise(f"{root}: no such skill library folder"))
+        else:
+            check(f"{field}.skills", lambda: SkillLibrary(root).list())
+
+
+def _check_rl_agent(agent: PureRLAgentConfig, field: str, suite: Suite,
+                    check: Callable[[str, Callable[[], object]], bool]) -> None:
+    from polar.config import load_yaml
+    from polar.evals.rl_agent import resolve_recipe, train_config
+    from polar.rl.config import TrainConfig
+
+    if agent.recipe is not None and not check(
+            f"{field}.recipe", lambda: load_yaml(resolve_recipe(agent), TrainConfig)):
+        return
+    if agent.checkpoint is not None:
+        run = Path(agent.checkpoint).expanduser()
+        if not run.is_dir():
+            check(f"{field}.checkpoint", lambda: _raise(f"{run}: no such run folder"))
+        return
+    for entry in suite.harnesses:  # the recipe, the overrides and what each cell fixes
+        if not check(f"{field}.overrides",
+                     lambda entry=entry: train_config(agent, entry, suite.seeds[0], Path("."))):
+            return
+
+
+def _raise(message: str) -> None:
+    raise ConfigError(message)
