@@ -14,7 +14,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from polar.episode import EpisodeRecord
-from polar.evals.agents import EvalAgent, Preparation, RandomAgent
+from polar.evals.agents import EvalAgent, Information, Preparation, RandomAgent
 from polar.evals.planner_agent import PlannerAgent
 from polar.evals.rl_agent import PureRLAgent
 from polar.evals.suite import Cell, Suite, SuiteAgent
@@ -39,6 +39,11 @@ class CellResult(BaseModel):
 
 def make_agent(config: SuiteAgent) -> EvalAgent:
     return AGENT_CLASSES[config.kind](config)
+
+
+def agent_information(config: SuiteAgent) -> Information:
+    """What the agent reads (declared, else its kind's default) and its role in words."""
+    return AGENT_CLASSES[config.kind].information(config)
 
 
 def cell_path(out_dir: Path, cell: Cell) -> Path:

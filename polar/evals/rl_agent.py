@@ -20,7 +20,7 @@ from typing import Any
 from polar.config import load_yaml, read_yaml, validate
 from polar.episode import EpisodeRecord
 from polar.errors import ConfigError
-from polar.evals.agents import CurvePoint, EvalAgent, Preparation, sha
+from polar.evals.agents import CurvePoint, EvalAgent, Information, Preparation, sha
 from polar.evals.suite import PureRLAgentConfig, SuiteHarness
 from polar.harnesses.base import Harness
 from polar.harnesses.rollout import play_episode
@@ -45,6 +45,19 @@ def train_config(cfg: PureRLAgentConfig, entry: SuiteHarness, seed: int, out: Pa
     })
     merged.setdefault("workers", 0)
     return validate(TrainConfig, merged, f"agent {cfg.name}: training config")
+
+
+FULL_OBSERVATION_KWARGS = {"minigrid:": {"full_grid": True}}  # harness family -> its `full` variant
+
+
+def full_observation(entry: SuiteHarness) -> SuiteHarness:
+    """The harness entry's full-observation variant (MiniGrid: the whole grid)."""
+    for prefix, kwargs in FULL_OBSERVATION_KWARGS.items():
+        if entry.id.startswith(prefix):
+            return entry.model_copy(update={"kwargs": {**entry.kwargs, **kwargs}})
+    raise ConfigError(f"harness {entry.id!r}: observes: full needs a harness family with a full-observation "
+                      f"variant ({', '.join(FULL_OBSERVATION_KWARGS)}); set the harness kwargs yourself "
+                      "and declare what the agent observes")
 
 
 def resolve_recipe(cfg: PureRLAgentConfig) -> Path:
@@ -139,6 +152,13 @@ class PureRLAgent(EvalAgent):
         return f"pure_rl:{self.config.algo}"
 
     @classmethod
+    def information(cls, config: PureRLAgentConfig) -> Information:  # type: ignore[override]
+        observes = config.observes or "view"
+        what = config.algo.upper() + (" + LSTM" if config.memory == "lstm" else "")
+        what += ", one policy over every task" if config.multitask else ""
+        return Information(observes, observes, f"pure RL ({what})")
+
+    @classmethod
     def inputs_fingerprint(cls, config: PureRLAgentConfig) -> str:  # type: ignore[override]
         """The training recipe and the checkpoint's weights."""
         parts: list[str] = []
@@ -149,6 +169,9 @@ class PureRLAgent(EvalAgent):
             weights = sorted(run.glob("policy*.safetensors")) + sorted(run.glob("policy/*.safetensors"))
             parts += [sha(w.read_bytes()) for w in weights]
         return sha("|".join(parts).encode()) if parts else ""
+
+    def harness_entry(self, entry: SuiteHarness) -> SuiteHarness:
+        return full_observation(entry) if self.config.observes == "full" else entry
 
     def prepare(self, entry: SuiteHarness, seed: int, work_dir: Path) -> Preparation:
         from polar.rl.policy import load_policy
