@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 from pydantic import BaseModel, ConfigDict, Field
 
 from polar.episode import EpisodeRecord
-from polar.evals.suite import SuiteAgent, SuiteHarness
+from polar.evals.suite import Suite, SuiteAgent, SuiteHarness
 from polar.harnesses.base import Harness
 from polar.harnesses.rollout import play_episode
 
@@ -59,9 +59,10 @@ class EvalAgent(ABC):
     kind: str
     default_observes = "view"
 
-    def __init__(self, config: SuiteAgent) -> None:
+    def __init__(self, config: SuiteAgent, suite: Suite | None = None) -> None:
         self.config = config
         self.name = config.name
+        self.suite = suite  # the suite the agent runs in (an agent trained over all its harnesses reads them)
 
     @classmethod
     def inputs_fingerprint(cls, config: SuiteAgent) -> str:

@@ -60,8 +60,8 @@ class PlannerAgent(EvalAgent):
     kind = "planner"
     config: PlannerAgentConfig
 
-    def __init__(self, config: PlannerAgentConfig) -> None:
-        super().__init__(config)
+    def __init__(self, config: PlannerAgentConfig, suite: Any = None) -> None:
+        super().__init__(config, suite)
         self.planner: Any = None
         self.library: Any = None
 

@@ -57,7 +57,7 @@ def run_cell(suite: Suite, cell: Cell, out_dir: Path,
              on_episode: Callable[[], None] | None = None) -> CellResult:
     """Prepare the agent for this cell and play its episodes (the caller persists the result)."""
     start = time.perf_counter()
-    agent = make_agent(suite.agent(cell.agent))
+    agent = make_agent(suite.agent(cell.agent), suite)
     entry = agent.harness_entry(suite.harness(cell.harness))  # e.g. the full-observation variant
     try:
         prep = agent.prepare(entry, cell.seed, out_dir / "work" / cell.slug)

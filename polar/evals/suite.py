@@ -100,15 +100,9 @@ class PureRLAgentConfig(_Trained):
     train_steps: int | None = Field(None, ge=1)  # env steps of training per (harness, seed)
     recipes: dict[str, str] = Field(default_factory=dict)  # harness label -> recipe (tuned per family)
     checkpoint: str | None = None  # evaluate this run dir instead of training
-    # Tuning sweeps whose hyper-parameters this agent uses (`polar tune` output folders or
-    # their sweep.json): every env step they cost is charged to this agent.
-    tuning: list[str] = Field(default_factory=list)
     # One policy per seed trained on all of this suite's harnesses (train_steps in total),
     # evaluated on each; false: one policy per harness and seed.
     multitask: bool = False
-    # Recurrent policy over the observation history (LSTM): needs recurrent PPO in the RL
-    # engine (polar.rl); until it has one, `lstm` is a preflight error that says so.
-    memory: Literal["none", "lstm"] = "none"
 
     @model_validator(mode="after")
     def _one_source(self) -> PureRLAgentConfig:
@@ -143,6 +137,7 @@ class HRLAgentConfig(_Trained):
     options: list[OptionSpec] | None = None  # None: derived from the harness (goto per object, primitives)
     controller: Literal["view", "full"] = "view"  # what the controller's policy observes
     max_options: int = Field(64, ge=1)  # option calls per episode before it is cut
+    option_steps: int | None = Field(None, ge=1)  # cap on each option's step budget (None: the skill's)
 
     @model_validator(mode="after")
     def _labels(self) -> HRLAgentConfig:
