@@ -15,12 +15,13 @@ from pydantic import BaseModel, ConfigDict
 
 from polar.episode import EpisodeRecord
 from polar.evals.agents import EvalAgent, Information, Preparation, RandomAgent
+from polar.evals.hrl_agent import HRLAgent
 from polar.evals.planner_agent import PlannerAgent
 from polar.evals.rl_agent import PureRLAgent
 from polar.evals.suite import Cell, Suite, SuiteAgent
 
 CELL_FORMAT = "polar.evals.cell/1"
-AGENT_CLASSES: dict[str, type[EvalAgent]] = {c.kind: c for c in (RandomAgent, PlannerAgent, PureRLAgent)}
+AGENT_CLASSES: dict[str, type[EvalAgent]] = {c.kind: c for c in (RandomAgent, PlannerAgent, PureRLAgent, HRLAgent)}
 
 
 class CellResult(BaseModel):
@@ -37,8 +38,8 @@ class CellResult(BaseModel):
     finished_at: str
 
 
-def make_agent(config: SuiteAgent) -> EvalAgent:
-    return AGENT_CLASSES[config.kind](config)
+def make_agent(config: SuiteAgent, suite: Suite | None = None) -> EvalAgent:
+    return AGENT_CLASSES[config.kind](config, suite)
 
 
 def agent_information(config: SuiteAgent) -> Information:
