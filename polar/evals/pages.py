@@ -21,6 +21,7 @@ from polar.evals.metrics import Results
 from polar.evals.trace import TRACE_KEY, decode_frames
 from polar.files import atomic_write
 
+EPISODES_DIR = "episodes"  # under the report's folder
 STRIP_FRAMES = 6  # frames shown side by side without JavaScript
 
 _JS = """for (const el of document.querySelectorAll('.trace')) {
@@ -168,8 +169,6 @@ def cell_page(res: CellResult, observes: str, role: str, depth: int) -> str:
 
 def write_episode_pages(results: Results, out: Path) -> list[Path]:
     """A page for every cell of the results whose file is under `out/cells/`."""
-    from polar.evals.report import EPISODES_DIR
-
     written = []
     for r in results.rows:
         for slug in r.cells:

@@ -14,12 +14,12 @@ import math
 from pathlib import Path
 
 from polar.evals.metrics import Results, Row
+from polar.evals.pages import EPISODES_DIR, write_episode_pages
 from polar.files import atomic_write
 from polar.statistics import Estimate
 
 SUCCESS_PLOT = "success_by_harness.png"
 CURVE_PLOT = "success_vs_env_steps.png"
-EPISODES_DIR = "episodes"
 
 INFORMATION_LEGEND = (
     "**observes** is what an agent reads, its skills included: `none` (random play), `view` (the "
@@ -352,7 +352,6 @@ def html_report(results: Results, plots: dict[str, bytes]) -> str:
 def render_report(results: Results, out_dir: str | Path) -> dict[str, Path]:
     """Write results.json, report.md, the PNG plots, report.html and the episode pages of the
     cells found under `out_dir/cells/`; return their paths."""
-    from polar.evals.pages import write_episode_pages
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
