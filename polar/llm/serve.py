@@ -184,6 +184,13 @@ def _lock(host: str, port: int) -> Iterator[None]:
             fcntl.flock(f, fcntl.LOCK_UN)
 
 
+def _engine_env() -> dict[str, str]:
+    """The engine's environment: unbuffered (its log shows each request as it comes), and
+    without variables llama.cpp's server would take over its command line (HOST, PORT, ...)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("HOST", "PORT", "CONFIG_FILE", "MODEL")}
+    return {**env, "PYTHONUNBUFFERED": "1"}
+
+
 def _log_tail(path: Path, n: int = 15) -> str:
     try:
         lines = path.read_text(errors="replace").splitlines()
@@ -227,7 +234,8 @@ def start(s: ServerSettings, *, foreground: bool = False, announce: Announce = _
         t0 = time.perf_counter()
         with log.open("ab") as out:
             proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=None if foreground else out,
-                                    stderr=None if foreground else subprocess.STDOUT, start_new_session=True)
+                                    stderr=None if foreground else subprocess.STDOUT, start_new_session=True,
+                                    env=_engine_env())
         state["pid"] = proc.pid
         state_path(s.host, s.port).write_text(json.dumps(state, indent=1))
         deadline = time.monotonic() + s.startup_timeout_s
