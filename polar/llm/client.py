@@ -25,7 +25,7 @@ from polar.llm.budget import Budget
 from polar.llm.cache import ReplayCache, cache_key
 from polar.llm.record import CallRecord, CallRecorder
 from polar.llm.settings import LLMSettings
-from polar.llm.tokens import ServerTokenizer, TokenizerError, compact_logprobs
+from polar.llm.tokens import ServerTokenizer, TokenizerError, Vocabulary, compact_logprobs
 
 _litellm: Any = None
 
@@ -119,6 +119,7 @@ class LLMClient:
         s = settings
         self.tokenizer = ServerTokenizer(s.api_base) if s.tokenizer == "server" and s.api_base else None
         self.warmup_s: float | None = None  # seconds the warm-up took (None: not warmed up yet)
+        self._vocab: Vocabulary | bool | None = None  # False: the served model has no GGUF vocabulary
 
     def _resolve_api_key(self) -> str | None:
         s = self.settings
@@ -212,7 +213,7 @@ class LLMClient:
             entry, attempts = self._call_with_retries(messages, params)
         latency = time.perf_counter() - t0  # for a cache hit: the lookup, which is the real cost
         if hit is None:
-            if self.tokenizer is not None and entry.get("token_ids") is None:
+            if entry.get("token_ids") is None and (self.tokenizer is not None or entry.get("logprobs")):
                 self._add_token_ids(entry)
             if self.cache is not None:
                 self.cache.put(key, entry)
@@ -252,16 +253,34 @@ class LLMClient:
         )
         return LLMResponse(content=content, call=call, record=record, parsed=parsed, error=error)
 
+    def _vocabulary(self) -> Vocabulary | None:
+        """The served model's vocabulary (from its GGUF), when the profile names a local server."""
+        if self._vocab is None and self.settings.server is not None:
+            from polar.llm.models import resolve_model, weights_path
+
+            entry = resolve_model(self.settings.server.model)
+            self._vocab = Vocabulary.from_gguf(str(weights_path(entry))) if entry.format == "gguf" else False
+        return self._vocab or None
+
     def _add_token_ids(self, entry: dict[str, Any]) -> None:
-        """The reply's token ids from the server's tokenizer; `token_ids_match` says whether
-        their count equals the number of tokens the server says it sampled."""
-        assert self.tokenizer is not None
-        try:
-            ids = self.tokenizer.tokenize(entry["content"])
-        except TokenizerError as err:
-            raise LLMCallError(f"tokenizing the reply failed: {err}") from None
+        """The reply's token ids (see polar.llm.tokens): the sampled tokens' own ids when the
+        log-probs name them and the vocabulary is known, else the server's tokenization of the
+        text. `token_ids_match`: their count equals the number of tokens the server sampled."""
+        sampled = compact_logprobs(entry.get("logprobs"))
+        vocab = self._vocabulary() if sampled is not None else None
+        ids = vocab.ids(sampled[0]) if vocab is not None and sampled is not None \
+            and "".join(sampled[0]) == entry["content"] else None
+        source = "sampled"
+        if ids is None:
+            if self.tokenizer is None:
+                return
+            try:
+                ids = self.tokenizer.tokenize(entry["content"])
+            except TokenizerError as err:
+                raise LLMCallError(f"tokenizing the reply failed: {err}") from None
+            source = "server-tokenizer"
         entry["token_ids"] = ids
-        entry["token_ids_source"] = "server-tokenizer"
+        entry["token_ids_source"] = source
         entry["token_ids_match"] = len(ids) == entry["completion_tokens"]
 
     # -- the live call ----------------------------------------------------------------

@@ -40,13 +40,15 @@ def _string(f: BinaryIO) -> str:
     return data.decode("utf-8", errors="replace")
 
 
-def _value(f: BinaryIO, vtype: int) -> Any:
+def _value(f: BinaryIO, vtype: int, keep: bool = False) -> Any:
     if vtype in _SCALARS:
         return _read(f, _SCALARS[vtype])
     if vtype == _STRING:
         return _string(f)
     if vtype == _ARRAY:
         itype, count = _read(f, "<I"), _read(f, "<Q")
+        if keep:
+            return [_value(f, itype) for _ in range(count)]
         if itype in _SCALARS:
             f.seek(count * struct.calcsize(_SCALARS[itype]), 1)
         elif itype == _STRING:
@@ -59,8 +61,9 @@ def _value(f: BinaryIO, vtype: int) -> Any:
     raise ValueError(f"unknown GGUF value type {vtype}")
 
 
-def read_metadata(path: str | Path) -> dict[str, Any]:
-    """The header's key-value pairs (arrays as `{"array_length": n}`)."""
+def read_metadata(path: str | Path, arrays: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The header's key-value pairs; arrays as `{"array_length": n}` except those named in
+    `arrays` (e.g. "tokenizer.ggml.tokens", the vocabulary), which are read in full."""
     p = Path(path)
     try:
         with p.open("rb") as f:
@@ -74,7 +77,7 @@ def read_metadata(path: str | Path) -> dict[str, Any]:
             out: dict[str, Any] = {"gguf.version": version}
             for _ in range(n_kv):
                 key = _string(f)
-                out[key] = _value(f, _read(f, "<I"))
+                out[key] = _value(f, _read(f, "<I"), keep=key in arrays)
             return out
     except OSError as err:
         raise ConfigError(f"{p}: cannot read: {err.strerror}") from None

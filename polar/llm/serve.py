@@ -63,7 +63,8 @@ class ServerSettings(StrictModel):
     host: str = "127.0.0.1"
     port: int = Field(default=8012, ge=1, le=65535)
     n_ctx: int = Field(default=2048, ge=256, description="llama.cpp's context window: prompt + reply tokens.")
-    threads: int | None = Field(default=None, ge=1, description="CPU threads; default: all cores.")
+    threads: int | None = Field(default=None, ge=1, description="CPU threads; default: all cores but one "
+                                "(llama.cpp's threads spin-wait on each other, so a contended core slows all).")
     prompt_cache: bool = Field(default=True, description="llama.cpp's RAM cache of evaluated prompts (prefix reuse across requests).")
     engine_args: list[str] = Field(default_factory=list, description="Extra command-line arguments for the engine.")
     autostart: bool = Field(default=True, description="A planner using this profile starts the server when it is not running.")
@@ -95,7 +96,7 @@ def _console_script(name: str, engine: str) -> str:
 
 def engine_command(s: ServerSettings, model: ModelEntry | str, engine: Engine) -> list[str]:
     """The engine's command line. `model` is an entry, or (vLLM only) a hub id passed through."""
-    threads = s.threads or os.cpu_count() or 1
+    threads = s.threads or max(1, (os.cpu_count() or 1) - 1)
     if engine == "llamacpp":
         _require(engine, "llama_cpp.server")
         if not isinstance(model, ModelEntry) or model.format != "gguf":
