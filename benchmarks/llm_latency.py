@@ -8,10 +8,14 @@ The prompts are real: the planner contexts met by the symbolic planner on DoorKe
 episodes (seeds 0..N-1), each asked of the model (not executed).
 
 Side by side, in alternating blocks over the same contexts:
-  reuse     the prompts as the planner sends them: consecutive decisions share the system
-            prompt and the skill list, which llama.cpp keeps evaluated (prefix reuse, plus its
-            RAM prompt cache across blocks)
-  no-reuse  the same prompts, each opened by a fresh random tag, so no prefix matches
+  reuse          the prompts as the planner sends them: consecutive decisions share the system
+                 prompt and the skill list, which llama.cpp keeps evaluated (prefix reuse, plus
+                 its RAM prompt cache across blocks)
+  no-reuse       the same prompts, each opened by a fresh random tag, so no prefix matches
+  reuse+logprobs as `reuse`, with token log-probs returned (what planners/local.yaml records):
+                 llama-cpp-python computes them in Python, sorting the 49k-token vocabulary
+                 for every generated token
+The first two leave log-probs off, so they time the model.
 Plus two micro-measurements: prefill tokens/s (a fresh long prompt, 1 token out) and decode
 tokens/s (a short prompt, 48 free tokens out). Usage:
 
@@ -96,29 +100,32 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     state = serve.start(settings, announce=print)
     try:
         server_ready_s = time.perf_counter() - t0
-        profile = load_profile("local", {"server": settings.model_dump(), "api_base": settings.api_base,
-                                         "model": f"openai/{state['served_name']}", "cache_dir": None,
-                                         "record_path": None, "observation": args.observation,
-                                         "budgets": {"max_calls": None}})
-        planner = LLMPlanner(profile)
-        client = planner.client
+        over = {"server": settings.model_dump(), "api_base": settings.api_base,
+                "model": f"openai/{state['served_name']}", "cache_dir": None, "record_path": None,
+                "observation": args.observation, "budgets": {"max_calls": None}}
+        planners = {lp: LLMPlanner(load_profile("local", {**over, "logprobs": lp})) for lp in (False, True)}
+        profile, client = planners[False].profile, planners[False].client
 
-        def ask(ctx: PlannerContext, tag: str | None) -> dict[str, Any]:
+        def ask(ctx: PlannerContext, tag: str | None, logprobs: bool = False) -> dict[str, Any]:
+            planner = planners[logprobs]
             messages = planner.messages(ctx)
             if tag is not None:
                 messages = [{**messages[0], "content": f"[{tag}] {messages[0]['content']}"}, *messages[1:]]
-            resp = client.complete(messages, response_format=planner.response_format(ctx),
-                                   check=lambda text: planner.validate(text, ctx))
+            resp = planner.client.complete(messages, response_format=planner.response_format(ctx),
+                                           check=lambda text: planner.validate(text, ctx))
             return {"latency_s": resp.call.latency_s, "prompt_tokens": resp.call.prompt_tokens,
-                    "completion_tokens": resp.call.completion_tokens, "valid": resp.valid}
+                    "completion_tokens": resp.call.completion_tokens, "valid": resp.valid,
+                    "reply": resp.content}
 
         cold = ask(contexts[0], None)  # the very first call: weights paged in, nothing cached
-        planner.reset()  # the planner's warm-up (litellm import, one 1-token request)
-        rows: dict[str, list[dict[str, Any]]] = {"reuse": [], "no-reuse": []}
+        for p in planners.values():
+            p.reset()  # the planner's warm-up (litellm import, one 1-token request)
+        rows: dict[str, list[dict[str, Any]]] = {"reuse": [], "no-reuse": [], "reuse+logprobs": []}
         for _ in range(args.rounds):
-            for arm in ("reuse", "no-reuse"):
+            for arm in rows:
                 for ctx in contexts:
-                    rows[arm].append(ask(ctx, None if arm == "reuse" else uuid.uuid4().hex[:12]))
+                    rows[arm].append(ask(ctx, uuid.uuid4().hex[:12] if arm == "no-reuse" else None,
+                                         logprobs=arm == "reuse+logprobs"))
                 print(f"  {arm}: {len(rows[arm])} decisions, median {statistics.median(r['latency_s'] for r in rows[arm]):.2f} s",
                       flush=True)
         # micro-measurements: prefill and decode speed
@@ -142,13 +149,16 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     finally:
         serve.stop(settings.host, port)
 
-    reuse, fresh = _stats(rows["reuse"]), _stats(rows["no-reuse"])
+    reuse, fresh, logp = _stats(rows["reuse"]), _stats(rows["no-reuse"]), _stats(rows["reuse+logprobs"])
     result = {
         "model": args.model, "model_source": state.get("model_source"), "engine": "llamacpp",
         "harness": args.harness, "observation": args.observation, "contexts": len(contexts),
         "server_ready_s": server_ready_s, "warmup_s": client.warmup_s, "cold_first_call": cold,
-        "reuse": reuse, "no_reuse": fresh,
+        "reuse": reuse, "no_reuse": fresh, "reuse_logprobs": logp,
         "no_reuse_over_reuse_median": fresh["median_s"] / reuse["median_s"],
+        "logprobs_over_reuse_median": logp["median_s"] / reuse["median_s"],
+        "replies": sorted({r["reply"] for r in rows["reuse"]}),
+        "load_average_1m_end": os.getloadavg()[0],
         "prefill": prefill, "decode": decode, "goal_median_s": 1.5, "goal_met": reuse["median_s"] <= 1.5,
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
         "command": "python benchmarks/llm_latency.py " + " ".join(argv if argv is not None else sys.argv[1:]),
@@ -156,11 +166,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=1))
     print(f"\n{args.model} on {args.harness} ({args.observation}), {len(contexts)} contexts x {args.rounds} rounds")
-    for name, s in (("reuse", reuse), ("no-reuse", fresh)):
-        print(f"  {name:9s} median {s['median_s']:.2f} s  p90 {s['p90_s']:.2f} s  {s['decisions_per_s']:.2f} decisions/s  "
+    for name, s in (("reuse", reuse), ("no-reuse", fresh), ("reuse+logprobs", logp)):
+        print(f"  {name:14s} median {s['median_s']:.2f} s  p90 {s['p90_s']:.2f} s  {s['decisions_per_s']:.2f} decisions/s  "
               f"prompt {s['prompt_tokens_mean']:.0f} tok ({s['prompt_tokens_per_s']:.0f}/s)  "
               f"completion {s['completion_tokens_mean']:.0f} tok ({s['completion_tokens_per_s']:.1f}/s)  valid {s['valid']:.0%}")
-    print(f"  no-reuse / reuse median: {result['no_reuse_over_reuse_median']:.2f}x;  cold first call "
+    print(f"  no-reuse / reuse median: {result['no_reuse_over_reuse_median']:.2f}x;  with log-probs / without: "
+          f"{result['logprobs_over_reuse_median']:.2f}x;  cold first call "
           f"{cold['latency_s']:.2f} s;  prefill {prefill['prompt_tokens_per_s']:.0f} tok/s;  "
           f"decode {decode['completion_tokens_per_s']:.1f} tok/s;  goal (median <= 1.5 s with reuse): "
           f"{'met' if result['goal_met'] else 'NOT met'}")
