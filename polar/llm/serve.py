@@ -215,6 +215,7 @@ def start(s: ServerSettings, *, foreground: bool = False, announce: Announce = _
     that already serves the same model on this port; refuses a port taken by anything else."""
     entry, engine = resolve(s)
     name = served_name(entry, engine)
+    cmd = engine_command(s, entry, engine)  # first: a missing engine is the error to report
     with _lock(s.host, s.port):
         running = probe(s.base_url)
         if running is not None:
@@ -224,7 +225,6 @@ def start(s: ServerSettings, *, foreground: bool = False, announce: Announce = _
                                  "api_base": s.api_base, "reused": True}
             raise ServeError(f"{s.base_url} already serves {', '.join(running) or 'something else'}, "
                              f"not {name}; stop it (polar serve-llm --stop --port {s.port}) or choose another --port")
-        cmd = engine_command(s, entry, engine)
         log = state_path(s.host, s.port).with_suffix(".log")
         log.parent.mkdir(parents=True, exist_ok=True)
         state = {"pid": None, "command": cmd, "model": s.model, "served_name": name, "engine": engine,

@@ -156,3 +156,36 @@ def test_llamacpp_server_tokens_schema_forms_and_prompt_fit(workspace):
     with pytest.raises(PromptTooLong, match="context window is 256 tokens") as err:
         fit_prompt(lambda k: [{"role": "user", "content": "word " * 400}], 0, 8, client.count_tokens, 256, 48, "t")
     assert isinstance(err.value, PlannerError)
+
+
+@pytest.mark.slow
+def test_transformers_serve_starts_with_a_checkpoint_folder(tmp_path, monkeypatch):
+    """`polar serve-llm DIR` serves a (tiny, random) checkpoint with `transformers serve`."""
+    pytest.importorskip("transformers")
+    pytest.importorskip("gguf")
+    require_model("smollm2-135m")
+    from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
+
+    from polar.llm import serve
+    from polar.llm.client import LLMClient
+    from polar.llm.models import resolve_model
+    from polar.llm.settings import LLMSettings
+
+    gguf = Path(resolve_model("smollm2-135m").path)
+    tok = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+    cfg = LlamaConfig(vocab_size=len(tok), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                      num_attention_heads=4, num_key_value_heads=2, tie_word_embeddings=True)
+    ckpt = tmp_path / "ckpt"
+    LlamaForCausalLM(cfg).save_pretrained(ckpt)
+    tok.save_pretrained(ckpt)
+    monkeypatch.setenv("POLAR_CACHE_DIR", str(tmp_path / "cache"))
+    s = serve.ServerSettings(model=str(ckpt), port=free_port())
+    state = serve.start(s)
+    try:
+        assert state["engine"] == "transformers" and serve.probe(s.base_url) == [str(ckpt)]
+        client = LLMClient(LLMSettings(model=f"openai/{ckpt}", api_base=s.api_base, max_tokens=4, timeout_s=300))
+        resp = client.complete([{"role": "user", "content": "hello"}])
+        assert resp.record.completion_tokens >= 1 and resp.record.prompt_tokens > 0
+    finally:
+        serve.stop(s.host, s.port)
+    assert serve.probe(s.base_url) is None
