@@ -9,8 +9,7 @@ episodes (seeds 0..N-1), each asked of the model (not executed).
 
 Side by side, in alternating blocks over the same contexts:
   reuse          the prompts as the planner sends them: consecutive decisions share the system
-                 prompt and the skill list, which llama.cpp keeps evaluated (prefix reuse, plus
-                 its RAM prompt cache across blocks)
+                 prompt and the skill list, which llama.cpp keeps evaluated (prefix reuse)
   no-reuse       the same prompts, each opened by a fresh random tag, so no prefix matches
   reuse+logprobs as `reuse`, with token log-probs returned (what planners/local.yaml records):
                  llama-cpp-python computes them in Python, sorting the 49k-token vocabulary

@@ -114,7 +114,8 @@ def serve_llm_cmd(
     host: Annotated[str, typer.Option(help="Interface to bind (127.0.0.1 keeps it private).")] = "127.0.0.1",
     n_ctx: Annotated[int, typer.Option(help="llama.cpp context window (prompt + reply tokens).")] = 2048,
     threads: Annotated[int | None, typer.Option(help="CPU threads (default: all cores but one).")] = None,
-    prompt_cache: Annotated[bool, typer.Option(help="llama.cpp's RAM prompt cache (prefix reuse).")] = True,
+    prompt_cache: Annotated[bool, typer.Option(help="llama-cpp-python's RAM cache of prompt states (leaks memory; "
+                                                     "consecutive requests reuse their shared prefix without it).")] = False,
     engine_arg: Annotated[list[str] | None, typer.Option("--engine-arg", "--vllm-arg", help="Extra argument for the engine (repeatable).")] = None,
     foreground: Annotated[bool, typer.Option(help="Stay attached (Ctrl-C stops the server).")] = False,
     stop: Annotated[bool, typer.Option("--stop", help="Stop the server Polar started on --host/--port.")] = False,

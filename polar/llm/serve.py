@@ -65,7 +65,11 @@ class ServerSettings(StrictModel):
     n_ctx: int = Field(default=2048, ge=256, description="llama.cpp's context window: prompt + reply tokens.")
     threads: int | None = Field(default=None, ge=1, description="CPU threads; default: all cores but one "
                                 "(llama.cpp's threads spin-wait on each other, so a contended core slows all).")
-    prompt_cache: bool = Field(default=True, description="llama.cpp's RAM cache of evaluated prompts (prefix reuse across requests).")
+    prompt_cache: bool = Field(default=False, description=(
+        "llama-cpp-python's RAM cache of evaluated prompt states, for prefix reuse across interleaved "
+        "prompts. Off by default: each saved state keeps the whole logits matrix, which its size limit "
+        "does not count, so memory grows by ~100 MB per request until the server is OOM-killed. The "
+        "shared prefix of consecutive decisions is reused without it (llama.cpp's KV prefix match)."))
     engine_args: list[str] = Field(default_factory=list, description="Extra command-line arguments for the engine.")
     autostart: bool = Field(default=True, description="A planner using this profile starts the server when it is not running.")
     startup_timeout_s: float = Field(default=300.0, gt=0)
