@@ -135,8 +135,13 @@ def serve_llm_cmd(
 
     if stop:
         state = serve.stop(host, port)
-        typer.echo(f"stopped {state['engine']} server (pid {state['pid']}, {state['model']}) on {host}:{port}"
-                   if state else f"no server started by Polar on {host}:{port}")
+        if state is None:
+            typer.echo(f"no server started by Polar on {host}:{port}")
+        elif state["was_running"]:
+            typer.echo(f"stopped {state['engine']} server (pid {state['pid']}, {state['model']}) on {host}:{port}")
+        else:
+            typer.echo(f"the {state['engine']} server Polar started on {host}:{port} (pid {state['pid']}) had "
+                       f"already exited; see its log {state.get('log')}")
         return
     if show_status:
         typer.echo(json.dumps(serve.status(host, port), indent=1))

@@ -158,13 +158,20 @@ def read_state(host: str, port: int) -> dict[str, Any] | None:
         return None
 
 
-def _alive(state: dict[str, Any]) -> bool:
-    """Whether the recorded process still runs (and is ours: same command line)."""
+def _start_ticks(pid: int) -> int | None:
+    """When the process started (clock ticks since boot), from /proc: with the pid, it names a
+    process uniquely (a recycled pid has a later start)."""
     try:
-        cmdline = Path(f"/proc/{state['pid']}/cmdline").read_bytes().split(b"\0")
-    except (OSError, KeyError):
-        return False
-    return [c.decode() for c in cmdline if c] == state.get("command")
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return int(stat.rsplit(")", 1)[1].split()[19])  # field 22; the command name may hold spaces
+
+
+def _alive(state: dict[str, Any]) -> bool:
+    """Whether the recorded process still runs (and is ours: same pid and start time)."""
+    pid = state.get("pid")
+    return pid is not None and _start_ticks(int(pid)) == state.get("start_ticks")
 
 
 def probe(base_url: str, timeout: float = 2.0) -> list[str] | None:
@@ -241,7 +248,7 @@ def start(s: ServerSettings, *, foreground: bool = False, announce: Announce = _
             proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=None if foreground else out,
                                     stderr=None if foreground else subprocess.STDOUT, start_new_session=True,
                                     env=_engine_env())
-        state["pid"] = proc.pid
+        state["pid"], state["start_ticks"] = proc.pid, _start_ticks(proc.pid)
         state_path(s.host, s.port).write_text(json.dumps(state, indent=1))
         deadline = time.monotonic() + s.startup_timeout_s
         while probe(s.base_url, timeout=1.0) is None:
@@ -293,7 +300,8 @@ def stop(host: str = "127.0.0.1", port: int = 8012) -> dict[str, Any] | None:
         state = read_state(host, port)
         if state is None:
             return None
-        if _alive(state):
+        state["was_running"] = _alive(state)
+        if state["was_running"]:
             _terminate(int(state["pid"]))
         state_path(host, port).unlink(missing_ok=True)
         return state
