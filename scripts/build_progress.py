@@ -25,10 +25,15 @@ def main(log_path: str) -> None:
                 done, total = int(m.group(1)), int(m.group(2))
             elif re.search(r"\berror\b|ERROR", line) and "warning" not in line.lower():
                 print(f"  {line.rstrip()}", flush=True)
-            if now - last >= 20 or (total and done == total and now - last >= 1):
+            if now - last >= 20:
                 last = now
-                step = f"{done}/{total} compile steps ({100 * done // total}%)" if total else "preparing"
-                print(f"  llama-cpp-python: {step}, {int(now - t0) // 60}m{int(now - t0) % 60:02d}s", flush=True)
+                _report(done, total, now - t0)
+    _report(done, total, time.monotonic() - t0)
+
+
+def _report(done: int, total: int, elapsed: float) -> None:
+    step = f"{done}/{total} compile steps ({100 * done // total}%)" if total else "preparing"
+    print(f"  llama-cpp-python: {step}, {int(elapsed) // 60}m{int(elapsed) % 60:02d}s", flush=True)
 
 
 if __name__ == "__main__":
