@@ -101,6 +101,7 @@ class AgentConfig:
     skills_shown: int = 12
     sandbox_backend: str = "process"
     record_steps: bool = True
+    record_context: bool = False  # keep each decision's PlannerContext (training data)
 
 
 class Agent:
@@ -207,7 +208,9 @@ class Agent:
                     break
                 calls = self._calls()
                 rec = DecisionRecord(index=len(decisions), decision=decision.model_dump(mode="json"),
-                                     planner_s=time.perf_counter() - p0, llm_calls=calls)
+                                     planner_s=time.perf_counter() - p0, llm_calls=calls,
+                                     context=ctx.model_dump(mode="json", exclude={"spec"})
+                                     if cfg.record_context else None)
                 decisions.append(rec)
                 self.on_event("decision", {"index": rec.index, "decision": decision})
                 if isinstance(decision, Finish):
@@ -284,7 +287,8 @@ class Agent:
             prompt_tokens=sum(c.prompt_tokens for c in llm),
             completion_tokens=sum(c.completion_tokens for c in llm),
             cost_usd=sum(c.cost_usd for c in llm), wall_s=time.perf_counter() - t0,
-            extra={"success_source": source},
+            extra={"success_source": source} | (
+                {"harness_spec": h.spec.model_dump(mode="json")} if cfg.record_context else {}),
         )
         self.on_event("end", {"record": record})
         return record

@@ -92,6 +92,7 @@ class PlannerAgent(EvalAgent):
             max_env_steps=min(caps) if caps else None,
             sandbox_backend=cfg.sandbox or "process",
             record_steps=False,  # a suite holds thousands of episodes; decisions suffice
+            record_context=cfg.record_context,
         )
         if cfg.budget.decisions is not None:
             agent_cfg.max_decisions = cfg.budget.decisions

@@ -74,6 +74,8 @@ class PlannerAgentConfig(_Agent):
     template: str | None = None  # user prompt template override (LLM planners)
     overrides: dict = Field(default_factory=dict)  # planner profile keys to replace
     budget: Budget = Field(default_factory=Budget)
+    # keep each decision's planner context in the records (`polar llm dataset` renders them)
+    record_context: bool = False
 
 
 AgentConfig = Annotated[
