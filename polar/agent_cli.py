@@ -39,7 +39,8 @@ def task(
     harness: str = typer.Option(..., "--harness", "-h", help="Harness id (see `polar harness list`)."),
     planner: str = typer.Option(
         None, "--planner", "-p",
-        help="Planner profile (path or name under planners/). Default: $POLAR_PLANNER or 'symbolic'."),
+        help="Planner profile (path or name under planners/). Default: $POLAR_PLANNER, else 'symbolic' when "
+             "it parses the task, else 'local' (the embedded language model)."),
     seed: int = typer.Option(0, "--seed", help="Seed of the episode's reset."),
     out: Path = typer.Option(None, "--out", help="Folder for episode.json (default runs/task-<time>)."),
     skills: Path = typer.Option(None, "--skills", help="Skill library folder (default: skills/)."),
@@ -60,7 +61,12 @@ def task(
     from polar.planners.profile import load_planner
     from polar.skills.store import SkillLibrary
 
-    profile = planner or os.environ.get("POLAR_PLANNER") or "symbolic"
+    profile = planner or os.environ.get("POLAR_PLANNER")
+    if profile is None:
+        from polar.planners.choose import default_planner
+
+        profile, why = default_planner(text)
+        console.print(f"[bold]planner[/]: {profile} [dim]({escape(why)})[/]", highlight=False)
     p = load_planner(profile)
     library = SkillLibrary(skills) if skills else SkillLibrary()
     agent = Agent(p, library, AgentConfig(max_decisions=max_decisions, max_env_steps=max_steps,
