@@ -70,6 +70,65 @@ def dataset_summary(info, out: Path) -> str:  # noqa: ANN001 - a DatasetInfo
     return "\n".join(lines)
 
 
+@llm_app.command("finetune")
+def finetune_cmd(
+    data: Annotated[Path, typer.Option("--data", help="A dataset folder from `polar llm dataset`.")],
+    out: Annotated[str, typer.Option("--out", help="Name to register the trained model under (its next version).")],
+    base: Annotated[str, typer.Option(help="Model to start from: a name from `polar llm models`, name@version, a .gguf or a checkpoint folder.")] = "smollm2-135m",
+    method: Annotated[str, typer.Option(help="lora (an adapter on the attention and MLP projections, merged afterwards) or full.")] = "lora",
+    lora_r: Annotated[int, typer.Option(help="LoRA rank.")] = 16,
+    epochs: Annotated[float, typer.Option(help="Passes over the (packed) train split.")] = 1.0,
+    max_steps: Annotated[int | None, typer.Option(help="Optimizer steps (overrides --epochs).")] = None,
+    lr: Annotated[float | None, typer.Option("--lr", help="Learning rate (default 2e-4 LoRA, 3e-5 full).")] = None,
+    batch_size: Annotated[int, typer.Option(help="Packed sequences per step.")] = 2,
+    max_length: Annotated[int, typer.Option(help="Tokens per packed sequence.")] = 1024,
+    token_budget: Annotated[int | None, typer.Option(help="Train on a random subset of at most this many tokens.")] = None,
+    device: Annotated[str, typer.Option(help="auto (a GPU when present), cpu or cuda.")] = "auto",
+    threads: Annotated[int | None, typer.Option(help="CPU threads for torch.")] = None,
+    engine: Annotated[str, typer.Option(help="Serve the result with llamacpp (converted to GGUF) or transformers (the checkpoint).")] = "llamacpp",
+    work_dir: Annotated[Path | None, typer.Option(help="Checkpoints and outputs (default runs/finetune/<out>).")] = None,
+    resume: Annotated[bool, typer.Option("--resume", help="Continue from the last checkpoint in the work dir.")] = False,
+) -> None:
+    """Fine-tune a planner model (TRL SFT, loss on the decision only, packed sequences), then
+    merge, score on the validation split, convert and register it with its provenance."""
+    from polar.config import validate
+    from polar.llm.finetune import FinetuneConfig, finetune
+
+    cfg = validate(FinetuneConfig, {
+        "base": base, "data": str(data), "name": out, "method": method, "lora_r": lora_r, "lora_alpha": 2 * lora_r,
+        "epochs": epochs, "max_steps": max_steps, "learning_rate": lr, "batch_size": batch_size,
+        "max_length": max_length, "token_budget": token_budget, "device": device, "threads": threads,
+        "engine": engine, "work_dir": str(work_dir) if work_dir else None}, "polar llm finetune")
+    entry = finetune(cfg, resume=resume)
+    p = entry.provenance
+    ev = p.get("eval") or {}
+    typer.echo(f"registered {entry.ref} ({entry.engine}: {entry.path})\n"
+               f"{p['steps']} steps, {p['tokens_seen']} tokens in {p['wall_s']:.0f} s "
+               f"({p['tokens_seen'] / max(p['wall_s'], 1e-9):.0f} tokens/s), loss {p['loss_first']:.3f} -> {p['loss_last']:.3f}"
+               + (f"; validation: loss {ev['loss']:.3f}, exact match {ev['exact_match']:.0%} of {ev['examples']}" if ev.get("examples") else ""))
+
+
+@llm_app.command("improve")
+def improve_cmd(
+    config: Annotated[Path, typer.Argument(help="An improve config (YAML): model, name, profile, tasks, eval_tasks, episodes, temperature, finetune ...")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Folder for every round's episodes, data, checkpoints and results.json.")],
+    rounds: Annotated[int | None, typer.Option(help="Rounds (overrides the config's).")] = None,
+    skip_start: Annotated[bool, typer.Option("--skip-start", help="Do not evaluate the starting model first.")] = False,
+) -> None:
+    """Self-improvement rounds: sample episodes at temperature with the current model, keep what
+    the harness rewarded, fine-tune on it, evaluate on held-out seeds; a ledger row per round."""
+    from polar.config import load_yaml
+    from polar.evals.improve import ImproveConfig, improve
+
+    cfg = load_yaml(config, ImproveConfig)
+    if rounds is not None:
+        cfg = cfg.model_copy(update={"rounds": rounds})
+    res = improve(cfg, out, evaluate_start=not skip_start)
+    for point in res["curve"]:
+        typer.echo(f"{point['arm']:>10}: success {point['success']:.2f}")
+    typer.echo(f"results: {out / 'results.json'}")
+
+
 models_app = typer.Typer(help="Local models: the built-in ones, any GGUF file or checkpoint folder, "
                                 "and registered (e.g. fine-tuned) models.")
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -142,14 +143,20 @@ class Renderer:
         from polar.planners.llm import LLMPlanner
         from polar.planners.profile import LLMProfile, load_profile
 
-        p = load_profile(profile, {"cache_dir": None, "record_path": None})
+        p = load_profile(profile, {"cache_dir": None, "record_path": None, "server": None})
         if not isinstance(p, LLMProfile):
             raise ConfigError(f"--student {profile}: a student must be an LLM planner profile, not {p.backend}")
         planner = LLMPlanner(p)
         return cls(planner.messages, planner.template_name, planner.template_hash, paraphrases)
 
     def task_for(self, task: str, episode_id: str) -> str:
-        options = [task, *self.paraphrases.get(task, [])]
+        """The task or one of its phrasings, by episode. A key may hold `{name}` slots (e.g.
+        "pick up the {color} box"): they match one word and fill the same slots of the phrasings."""
+        options = [task]
+        for key, phrasings in self.paraphrases.items():
+            pattern = "^" + re.sub(r"\\\{(\w+)\\\}", r"(?P<\1>\\w+)", re.escape(key)) + "$"
+            if m := re.match(pattern, task):
+                options += [p.format(**m.groupdict()) for p in phrasings]
         return options[int(hashlib.sha256(episode_id.encode()).hexdigest()[:8], 16) % len(options)]
 
     def render(self, rec: EpisodeRecord, d: DecisionRecord) -> Messages:
