@@ -65,6 +65,8 @@ def main() -> None:
     ap.add_argument("--eval-seeds", type=int, default=1)
     ap.add_argument("--eval-episodes", type=int, default=5)
     ap.add_argument("--round-token-budget", type=int, default=20_000)
+    ap.add_argument("--eval-tasks", default=None,
+                    help="comma-separated labels to evaluate (default: all; e.g. DoorKey-8x8,DoorKey-8x8-para)")
     args = ap.parse_args()
     stages = args.stages.split(",")
     out = args.out.resolve()
@@ -96,10 +98,12 @@ def main() -> None:
 
         info = timed("dataset", lambda: build_dataset(
             [out / "teacher" / "cells"], out / "dataset", student="local",
-            paraphrases=read_paraphrases(REPO / "evals" / "planner_paraphrases.yaml")))
+            paraphrases=read_paraphrases(REPO / "evals" / "planner-training" / "paraphrases.yaml")))
         results["ledger"]["dataset"] |= {"counts": info.counts, "per_skill": info.per_skill, "sha256": info.sha256}
     cfg = ImproveConfig(model=f"{args.name}", name=f"{args.name}-rft", observation=args.observation,
-                        tasks=[HarnessEntry(id=h) for h in TRAIN], eval_tasks=eval_tasks(),
+                        tasks=[HarnessEntry(id=h) for h in TRAIN],
+                        eval_tasks=[t for t in eval_tasks()
+                                    if args.eval_tasks is None or t.label in args.eval_tasks.split(",")],
                         rounds=args.rounds, episodes=args.episodes, temperature=args.temperature,
                         eval_seeds=args.eval_seeds, eval_episodes=args.eval_episodes,
                         finetune={"token_budget": args.round_token_budget, "learning_rate": args.lr,

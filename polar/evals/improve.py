@@ -22,6 +22,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from polar.config import StrictModel
+from polar.errors import ConfigError
 from polar.evals.stats import wilson_interval
 from polar.evals.suite import HarnessEntry
 
@@ -52,7 +53,7 @@ def _planner_overrides(cfg: ImproveConfig, model_ref: str, temperature: float, r
 
     base = load_profile(cfg.profile)
     if not isinstance(base, LLMProfile) or base.server is None:
-        raise ValueError(f"profile {cfg.profile}: improve needs an LLM profile with a server block (a local model)")
+        raise ConfigError(f"profile {cfg.profile}: improve needs an LLM profile with a server block (a local model)")
     entry = resolve_model(model_ref)
     server = base.server.model_dump(mode="json") | {"model": model_ref, "port": cfg.port}
     return {"model": f"openai/{entry.name}", "server": server, "temperature": temperature,

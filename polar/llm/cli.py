@@ -87,6 +87,8 @@ def finetune_cmd(
     threads: Annotated[int | None, typer.Option(help="CPU threads for torch.")] = None,
     engine: Annotated[str, typer.Option(help="Serve the result with llamacpp (converted to GGUF) or transformers (the checkpoint).")] = "llamacpp",
     work_dir: Annotated[Path | None, typer.Option(help="Checkpoints and outputs (default runs/finetune/<out>).")] = None,
+    max_minutes: Annotated[float | None, typer.Option(help="Stop training after this wall time (then merge, score, convert, register).")] = None,
+    eval_examples: Annotated[int, typer.Option(help="Validation examples scored after training.")] = 200,
     resume: Annotated[bool, typer.Option("--resume", help="Continue from the last checkpoint in the work dir.")] = False,
 ) -> None:
     """Fine-tune a planner model (TRL SFT, loss on the decision only, packed sequences), then
@@ -98,7 +100,8 @@ def finetune_cmd(
         "base": base, "data": str(data), "name": out, "method": method, "lora_r": lora_r, "lora_alpha": 2 * lora_r,
         "epochs": epochs, "max_steps": max_steps, "learning_rate": lr, "batch_size": batch_size,
         "max_length": max_length, "token_budget": token_budget, "device": device, "threads": threads,
-        "engine": engine, "work_dir": str(work_dir) if work_dir else None}, "polar llm finetune")
+        "engine": engine, "work_dir": str(work_dir) if work_dir else None, "max_minutes": max_minutes,
+        "eval_examples": eval_examples}, "polar llm finetune")
     entry = finetune(cfg, resume=resume)
     p = entry.provenance
     ev = p.get("eval") or {}

@@ -54,8 +54,10 @@ class FinetuneConfig(StrictModel):
     packing: bool = True
     token_budget: int | None = Field(default=None, ge=1, description="Train on a seeded random subset of the train split holding at most this many tokens (CPU budgets).")
     warmup_ratio: float = Field(default=0.05, ge=0, lt=1)
+    lr_scheduler: Literal["cosine", "constant", "linear"] = "cosine"
     seed: int = 0
     save_steps: int = Field(default=50, ge=1)
+    max_minutes: float | None = Field(default=None, gt=0, description="Stop training after this wall time (a checkpoint is saved), then merge, score, convert and register as usual.")
     device: Literal["auto", "cpu", "cuda"] = "auto"
     threads: int | None = Field(default=None, ge=1, description="CPU threads for torch (default: all cores).")
     engine: Literal["llamacpp", "transformers"] = Field(default="llamacpp", description="How the trained model is served: llama.cpp (GGUF, converted) or `transformers serve` (the checkpoint).")
@@ -195,7 +197,8 @@ def within_budget(rows: list[dict[str, list[int]]], budget: int, seed: int) -> l
 # --- progress ------------------------------------------------------------------------------------
 
 
-def _progress_callback(total_steps: int, log: list[dict[str, Any]], show: bool, log_file: Path) -> Any:
+def _progress_callback(total_steps: int, log: list[dict[str, Any]], show: bool, log_file: Path,
+                       max_wall_s: float | None = None, stopped: list[int] | None = None) -> Any:
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,
@@ -223,6 +226,9 @@ def _progress_callback(total_steps: int, log: list[dict[str, Any]], show: bool, 
 
         def on_step_end(self, args, state, control, **kw):  # noqa: ANN001
             dt = max(time.perf_counter() - self.t0, 1e-9)
+            if max_wall_s is not None and dt > max_wall_s and state.global_step < total_steps:
+                control.should_training_stop = control.should_save = True
+                stopped.append(state.global_step)
             tps = (state.num_input_tokens_seen - self.tokens0) / dt
             loss = "-" if self.loss is None else f"{self.loss:.4f}"
             self.bar.update(self.task, completed=state.global_step, info=f"{tps:6.0f} tok/s  loss {loss}")
@@ -360,16 +366,18 @@ def finetune(cfg: FinetuneConfig, *, resume: bool = False, progress: bool = True
     args = SFTConfig(
         output_dir=str(work), max_steps=total_steps, per_device_train_batch_size=cfg.batch_size,
         gradient_accumulation_steps=cfg.grad_accum, learning_rate=cfg.lr, warmup_steps=cfg.warmup_ratio,
-        lr_scheduler_type="cosine", logging_steps=1, save_steps=cfg.save_steps, save_total_limit=2,
+        lr_scheduler_type=cfg.lr_scheduler, logging_steps=1, save_steps=cfg.save_steps, save_total_limit=2,
         report_to=[], disable_tqdm=True, seed=cfg.seed, use_cpu=device == "cpu",
         packing=cfg.packing, max_length=cfg.max_length, completion_only_loss=True,
         include_num_input_tokens_seen="non_padding", dataloader_num_workers=0,
         eos_token=tok.eos_token, pad_token=tok.pad_token or tok.eos_token,
     )
     log: list[dict[str, Any]] = []
+    stopped: list[int] = []  # the step at which the wall-time budget stopped training, if it did
     work.mkdir(parents=True, exist_ok=True)
     trainer = _completion_loss_trainer()(model=model, args=args, train_dataset=Dataset.from_list(rows), processing_class=tok,
-                         peft_config=peft_config, callbacks=[_progress_callback(total_steps, log, progress, work / "progress.jsonl")])
+                         peft_config=peft_config, callbacks=[_progress_callback(total_steps, log, progress, work / "progress.jsonl",
+                                                                  cfg.max_minutes and 60 * cfg.max_minutes, stopped)])
     trainer.train(resume_from_checkpoint=bool(resume and any(work.glob("checkpoint-*"))) or None)
     train_wall = time.perf_counter() - t0
     merged = trainer.model.merge_and_unload() if cfg.method == "lora" else trainer.model
@@ -386,6 +394,7 @@ def finetune(cfg: FinetuneConfig, *, resume: bool = False, progress: bool = True
         "config": cfg.model_dump(mode="json"), "steps": state.global_step, "epochs": state.epoch,
         "tokens_seen": state.num_input_tokens_seen, "dataset_tokens": dataset_tokens,
         "completion_tokens": completion_tokens, "wall_s": round(train_wall, 1), "device": device,
+        "planned_steps": total_steps, "stopped_by_wall_time_at_step": stopped[0] if stopped else None,
         "threads": torch.get_num_threads(), "loss_first": log[0]["loss"] if log else None,
         "loss_last": log[-1]["loss"] if log else None, "eval": evaluation, "checkpoint": str(out_dir.resolve()),
     }
