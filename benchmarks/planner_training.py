@@ -65,6 +65,7 @@ def main() -> None:
     ap.add_argument("--eval-seeds", type=int, default=1)
     ap.add_argument("--eval-episodes", type=int, default=5)
     ap.add_argument("--round-token-budget", type=int, default=20_000)
+    ap.add_argument("--max-decisions", type=int, default=20, help="decision budget per episode")
     ap.add_argument("--eval-tasks", default=None,
                     help="comma-separated labels to evaluate (default: all; e.g. DoorKey-8x8,DoorKey-8x8-para)")
     args = ap.parse_args()
@@ -106,6 +107,7 @@ def main() -> None:
                                     if args.eval_tasks is None or t.label in args.eval_tasks.split(",")],
                         rounds=args.rounds, episodes=args.episodes, temperature=args.temperature,
                         eval_seeds=args.eval_seeds, eval_episodes=args.eval_episodes,
+                        max_decisions=args.max_decisions,
                         finetune={"token_budget": args.round_token_budget, "learning_rate": args.lr,
                                   "batch_size": 1})
     if "sft" in stages:

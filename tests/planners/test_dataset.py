@@ -53,7 +53,8 @@ def test_teacher_rendering_is_what_the_student_sees_and_own_episodes_keep_token_
         assert [r.messages for r in server.requests] == [ex.messages for ex in examples]
 
         # a failing episode of the same model: goto a ball that is not there, then give up
-        server.push(Reply.decision({"kind": "skill", "skill": "left"}, token_ids=[1]),
+        # (its ids are kept only when the reply is exactly the canonical target, args included)
+        server.push(Reply.decision({"kind": "skill", "skill": "left", "args": {}}, token_ids=[1]),
                     Reply.decision({"kind": "skill", "skill": "goto", "args": {"object": "ball", "color": "red"}}),
                     Reply.decision({"kind": "finish", "success": False}))
         failed = run(load_planner(profile), 1, tmp_path / "own" / "failed.json")
