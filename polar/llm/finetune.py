@@ -98,14 +98,21 @@ def _materialise(out: Path, write: Callable[[Path], None]) -> Path:
     return out
 
 
-def base_checkpoint(ref: str) -> Path:
-    """A Hugging Face checkpoint folder for a model: its own folder, the checkpoint a trained
-    model was converted from, or (for a GGUF) the GGUF de-quantised once into Polar's cache."""
-    entry = resolve_model(ref)
+def _checkpoint_of(entry: ModelEntry) -> Path | None:
+    """The checkpoint folder a model is, or was converted from (a trained model's provenance)."""
     if entry.format == "hf":
         return Path(entry.path)
     if (ckpt := entry.provenance.get("checkpoint")) and Path(ckpt).is_dir():
         return Path(ckpt)
+    return None
+
+
+def base_checkpoint(ref: str) -> Path:
+    """A Hugging Face checkpoint folder for a model: its own folder, the checkpoint a trained
+    model was converted from, or (for a GGUF) the GGUF de-quantised once into Polar's cache."""
+    entry = resolve_model(ref)
+    if (own := _checkpoint_of(entry)) is not None:
+        return own
     gguf, out = _gguf_cache(entry, "checkpoints")
 
     def write(tmp: Path) -> None:
@@ -129,10 +136,8 @@ def base_checkpoint(ref: str) -> Path:
 def tokenizer_dir(ref: str) -> Path:
     """A folder holding the model's tokenizer (for a GGUF: read from it once, then cached)."""
     entry = resolve_model(ref)
-    if entry.format == "hf":
-        return Path(entry.path)
-    if (ckpt := entry.provenance.get("checkpoint")) and Path(ckpt).is_dir():
-        return Path(ckpt)
+    if (own := _checkpoint_of(entry)) is not None:
+        return own
     gguf, out = _gguf_cache(entry, "tokenizers")
 
     def write(tmp: Path) -> None:
