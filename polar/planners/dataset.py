@@ -196,7 +196,7 @@ def build_examples(episodes: Iterable[EpisodeRecord], *, keep: Keep = "both",
     calls = calls or {}
     for rec in episodes:
         if rec.success and not confirmed_success(rec):
-            skipped["success-not-confirmed-by-harness"] += len(rec.decisions)
+            skipped["success-not-confirmed-by-harness"] += 1  # episodes; their decisions count below
         confirmed = confirmed_success(rec)
         for d in rec.decisions:
             why = kept(d, confirmed, keep)
