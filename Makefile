@@ -3,11 +3,13 @@ PY      ?= python3.11
 VENV    := .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.polar-installed
+LLMSTAMP := $(VENV)/.polar-local-llm
+TRAINSTAMP := $(VENV)/.polar-train
 SYSSTAMP := $(VENV)/.polar-system-deps
 
 .PHONY: install system-deps demo test bench lint clean
 
-install: $(STAMP) $(SYSSTAMP)
+install: $(STAMP) $(SYSSTAMP) $(LLMSTAMP) $(TRAINSTAMP)
 
 $(VENV)/bin/python:
 	$(PY) -m venv $(VENV)
@@ -18,6 +20,20 @@ $(STAMP): $(VENV)/bin/python pyproject.toml
 	$(BIN)/pip install -q torch==2.13.0
 	$(BIN)/pip install -q -e '.[dev]'
 	touch $(STAMP)
+
+# The local-LLM extra: llama.cpp's server (built from source the first time, with progress)
+# and the model wheels. Its own step so that the long build shows what it is doing.
+$(LLMSTAMP): $(STAMP) scripts/install_local_llm.sh
+	bash scripts/install_local_llm.sh $(VENV)
+	touch $(LLMSTAMP)
+
+# Planner training: TRL, PEFT and friends, and llama.cpp's own GGUF converter (taken from the
+# llama-cpp-python sdist into Polar's cache, never vendored), which turns a fine-tuned
+# checkpoint into a model llama.cpp serves.
+$(TRAINSTAMP): $(LLMSTAMP) pyproject.toml
+	$(BIN)/pip install -q -e '.[dev,train]'
+	$(BIN)/python -m polar.llm.convert --fetch
+	touch $(TRAINSTAMP)
 
 # System packages the sandboxes and report tests need (podman+runc serve the Docker API,
 # bubblewrap isolates the process sandbox, chromium renders report.html).

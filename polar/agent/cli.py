@@ -38,13 +38,17 @@ def task(
     harness: str = typer.Option(..., "--harness", "-h", help="Harness id (see `polar harness list`)."),
     planner: str = typer.Option(
         None, "--planner", "-p",
-        help="Planner profile (path or name under planners/). Default: $POLAR_PLANNER or 'symbolic'."),
+        help="Planner profile (path or name under planners/). Default: $POLAR_PLANNER, else 'symbolic' when "
+             "it parses the task, else 'local' (the embedded language model)."),
     seed: int = typer.Option(0, "--seed", min=0, help="Seed of the episode's reset."),
     out: Path = typer.Option(None, "--out", help="Folder for episode.json (default runs/task-<time>)."),
     skills: Path = typer.Option(None, "--skills", help="Skill library folder (default: skills/)."),
     max_decisions: int = typer.Option(50, help="Decision budget of the episode."),
     max_steps: int = typer.Option(None, help="Env-step cap (default: the harness's own limit)."),
     sandbox: str = typer.Option("default", "--sandbox", help=SANDBOX_HELP),
+    record_context: bool = typer.Option(
+        False, "--record-context",
+        help="Keep each decision's planner context in the record (training data for `polar llm dataset`)."),
 ) -> None:
     """Run one episode: the planner decides, skills and sandboxed code act, outcomes feed back.
 
@@ -61,11 +65,16 @@ def task(
     from polar.skills.store import SkillLibrary
 
     sandbox_profile = resolve_sandbox(sandbox)  # resolved once, here; None: no policy code
-    profile = planner or os.environ.get("POLAR_PLANNER") or "symbolic"
+    profile = planner or os.environ.get("POLAR_PLANNER")
+    if profile is None:
+        from polar.planners.choose import default_planner
+
+        profile, why = default_planner(text)
+        console.print(f"[bold]planner[/]: {profile} [dim]({escape(why)})[/]", highlight=False)
     p = load_planner(profile)
     library = SkillLibrary(skills) if skills else SkillLibrary()
     agent = Agent(p, library, AgentSettings(max_decisions=max_decisions, max_env_steps=max_steps,
-                                            sandbox=sandbox_profile),
+                                            sandbox=sandbox_profile, record_context=record_context),
                   on_event=_trace)
     with make_harness(harness) as h:
         record = agent.run(text, h, seed=seed)

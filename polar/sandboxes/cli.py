@@ -39,7 +39,10 @@ def run(
         raise ConfigError(f"--args: not valid JSON: {err}") from None
     if not isinstance(call_args, list):
         raise ConfigError("--args: must be a JSON list of positional arguments, e.g. '[[0.1, 0.2]]'")
-    source = read_text(file)  # a missing, binary or non-UTF-8 file is a ConfigError naming it
+    try:
+        source = read_text(file)  # a missing, binary or non-UTF-8 file is a ConfigError naming it
+    except ConfigError as err:
+        raise ConfigError(f"{err}; expected Python source defining act(obs)") from None
     updates = {k: v for k, v in (("timeout_s", timeout), ("memory_mb", memory_mb)) if v is not None}
     limits = validate(SandboxLimits, {**prof.limits.model_dump(), **updates}, "--timeout/--memory-mb")
     with make_sandbox(backend or prof.backend, limits) as box:

@@ -68,7 +68,7 @@ def test_symbolic_planner_over_a_broken_skill(broken_library: Path, tmp_path: Pa
 
     cells = run_cells(suite, tmp_path, progress=False).results  # all reused from disk
     ep = next(c for c in cells if c.cell.agent == "symbolic").episodes[0]
-    assert "goto(object=key, color=yellow) failed" in ep.failure_detail
+    assert "goto(color=yellow, object=key) failed" in ep.failure_detail
     assert all(d.decision.get("skill") == "goto" for d in ep.decisions[:-1])
 
 
