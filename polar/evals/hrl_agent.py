@@ -84,6 +84,7 @@ class HRLAgent(EvalAgent):
         super().__init__(config, suite)
         self.policy: Any = None
         self.options: list[dict[str, Any]] = []
+        self.library: SkillLibrary | None = None
 
     @property
     def label(self) -> str:
@@ -176,6 +177,7 @@ class HRLAgent(EvalAgent):
         import torch
 
         cfg = self.config
+        assert self.library is not None, "prepare() first"
         t0 = time.perf_counter()
         env = OptionEnv(harness, self.options, skills=str(self.library.root), controller=cfg.controller,
                         max_options=cfg.max_options, max_steps=max_steps, option_steps=cfg.option_steps)

@@ -13,11 +13,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import gymnasium as gym
-
 from polar.episode import jsonable
 from polar.errors import HarnessError
-from polar.harnesses.base import Harness, StepResult, SymbolicState
+from polar.harnesses.base import Harness, HarnessWrapper, StepResult
 
 TRACE_KEY = "trace"  # EpisodeRecord.extra[TRACE_KEY]
 
@@ -54,12 +52,11 @@ def decode_frames(encoded: list[Any]) -> list[str]:
     return frames
 
 
-class TracingHarness(Harness):
+class TracingHarness(HarnessWrapper):
     """Delegates to a harness and records a step trace of the current episode (from reset)."""
 
     def __init__(self, inner: Harness, max_frames: int) -> None:
-        self.inner = inner
-        self.spec = inner.spec
+        super().__init__(inner)
         self.max_frames = max_frames
         self._clear()
 
@@ -100,26 +97,3 @@ class TracingHarness(Harness):
         return {"frames": encode_frames(self.frames), "actions": self.actions, "rewards": self.rewards,
                 "action_meanings": self.spec.action_meanings, "steps": self.steps,
                 "cut": self.steps > self.max_frames}
-
-    def close(self) -> None:
-        self.inner.close()
-
-    def symbolic_state(self) -> SymbolicState | None:
-        return self.inner.symbolic_state()
-
-    def render_text(self, obs: Any) -> str:
-        return self.inner.render_text(obs)
-
-    def capability(self, name: str) -> Any:
-        return self.inner.capability(name)
-
-    def capabilities(self) -> set[str]:
-        return self.inner.capabilities()
-
-    @property
-    def observation_space(self) -> gym.Space:
-        return self.inner.observation_space
-
-    @property
-    def action_space(self) -> gym.Space:
-        return self.inner.action_space

@@ -31,7 +31,7 @@ import numpy as np
 
 from polar.episode import FailureCause, Outcome
 from polar.errors import ConfigError, PolarError
-from polar.harnesses.base import Harness, StepResult, SymbolicState
+from polar.harnesses.base import Harness, HarnessWrapper, StepResult
 from polar.harnesses.rollout import judge
 from polar.skills.runner import run_skill
 from polar.skills.store import SkillLibrary
@@ -73,13 +73,12 @@ def default_options(harness: Harness, library: SkillLibrary, seeds: Iterable[int
     return options
 
 
-class _Watch(Harness):
+class _Watch(HarnessWrapper):
     """Forwards a harness and keeps what the option env needs: the last info, the end flags,
     the primitive steps and the summed reward of the current episode."""
 
     def __init__(self, inner: Harness) -> None:
-        self.inner = inner
-        self.spec = inner.spec
+        super().__init__(inner)
         self.reset_counts()
 
     def reset_counts(self) -> None:
@@ -98,26 +97,6 @@ class _Watch(Harness):
         self.total_reward += float(r)
         self.info, self.terminated, self.truncated = info, bool(term), bool(trunc)
         return obs, r, term, trunc, info
-
-    def symbolic_state(self) -> SymbolicState | None:
-        return self.inner.symbolic_state()
-
-    def render_text(self, obs: Any) -> str:
-        return self.inner.render_text(obs)
-
-    def capability(self, name: str) -> Any:
-        return self.inner.capability(name)
-
-    def capabilities(self) -> set[str]:
-        return self.inner.capabilities()
-
-    @property
-    def observation_space(self) -> gym.Space:
-        return self.inner.observation_space
-
-    @property
-    def action_space(self) -> gym.Space:
-        return self.inner.action_space
 
 
 class OptionEnv(gym.Env):
