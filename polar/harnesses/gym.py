@@ -32,6 +32,12 @@ def make_gym_env(env_id: str, **kwargs: Any) -> gym.Env:
         raise HarnessError(f"gym:{env_id}: bad keyword arguments: {err}") from None
 
 
+def _declared_kinds(env: gym.Env) -> dict[str, Any]:
+    """An env's `metadata["observation_kinds"]` (how a policy reads each observation key)."""
+    kinds = (env.metadata or {}).get("observation_kinds")
+    return {"observation_kinds": dict(kinds)} if kinds else {}
+
+
 class GymHarness(Harness):
     """Wraps a gymnasium env; adds a spec a planner can read."""
 
@@ -51,7 +57,7 @@ class GymHarness(Harness):
             action_space=space_to_spec(self.env.action_space),
             action_meanings=meanings,
             max_steps=max_steps,
-            extra={"kwargs": kwargs} if kwargs else {},
+            extra=({"kwargs": kwargs} if kwargs else {}) | _declared_kinds(self.env),
         )
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None):

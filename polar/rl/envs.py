@@ -15,7 +15,7 @@ import gymnasium as gym
 from gymnasium.vector import AutoresetMode, SyncVectorEnv
 
 from polar.errors import HarnessError
-from polar.rl.networks import obs_leaves
+from polar.rl.observations import obs_leaves
 
 
 def make_env(harness_id: str, **kwargs: Any) -> gym.Env:

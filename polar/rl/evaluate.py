@@ -1,4 +1,4 @@
-"""Deterministic evaluation on seeds disjoint from training; the normaliser stays frozen."""
+"""Evaluation on seeds disjoint from training; the normaliser stays frozen."""
 
 from __future__ import annotations
 
@@ -9,14 +9,17 @@ import torch
 from gymnasium.vector import AutoresetMode
 
 from polar.rl.envs import make_vector_env
+from polar.rl.observations import canonical_obs
 from polar.rl.policy import Policy
-from polar.rl.rollout import Collector, as_obs_dict
+from polar.rl.rollout import Collector
 
 
 @torch.inference_mode()
 def evaluate(policy: Policy, harness_id: str, episodes: int, seed: int,
-             harness_kwargs: dict[str, Any] | None = None, max_steps: int = 100_000) -> dict[str, Any]:
-    """Run `episodes` episodes (one per sub-env, seeds seed..seed+episodes-1) deterministically."""
+             harness_kwargs: dict[str, Any] | None = None, max_steps: int = 100_000,
+             deterministic: bool = True) -> dict[str, Any]:
+    """Run `episodes` episodes (one per sub-env, seeds seed..seed+episodes-1), with the
+    policy's mode (`deterministic`) or sampled actions."""
     env = make_vector_env([harness_id] * episodes, harness_kwargs, AutoresetMode.SAME_STEP)
     col = Collector(env, seed=seed)
     returns = np.full(episodes, np.nan)
@@ -26,10 +29,9 @@ def evaluate(policy: Policy, harness_id: str, episodes: int, seed: int,
     try:
         for _ in range(max_steps):
             obs = col.current_obs()
-            t = policy.prepare_dict(obs)
-            a = policy.ppo_step(t, deterministic=True)[0] if policy.algo == "ppo" else policy.sac_sample(t, True)[0]
+            a = policy.act_tensor(policy.prepare(obs), deterministic)
             nxt, r, term, trunc, info = env.step(policy.env_action(a))
-            col.obs = as_obs_dict(nxt, col.space)
+            col.obs = canonical_obs(nxt, col.space)
             open_ = np.isnan(returns)
             ep_ret += np.where(open_, r, 0.0)
             lengths += open_
