@@ -80,6 +80,7 @@ class SACConfig(StrictModel):
     autotune: bool = True
     gradient_steps: int = Field(1, ge=1)  # per env step (per vector step)
     worker_steps: int = Field(16, ge=1)  # vector steps per Ray worker call
+    fused_adam: bool = True  # Adam through torch's fused kernel called directly (identical results)
     save_buffer: bool = True  # the replay buffer goes into checkpoints (exact resume, bigger files)
     buffer_float: Literal["float32", "float16"] = "float32"  # storage of float observations and actions
     her: HERConfig | None = None

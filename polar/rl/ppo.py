@@ -2,8 +2,8 @@
 optionally clipped value loss, per-minibatch advantage normalisation, global grad-norm
 clipping, Adam (eps 1e-5).
 
-`PPO.update` is the algorithm as the paper writes it. The one fast path is
-`fused_clip_and_adam`: the same gradient clipping and Adam step as `clip_grad_norm_` +
+`PPO.update` is the algorithm as the paper writes it. The one fast path is `FusedAdam`
+(polar/rl/optim.py): the same gradient clipping and Adam step as `clip_grad_norm_` +
 `optimizer.step()`, calling torch's fused kernels directly (less Python per gradient step).
 `PPOConfig.fused_adam: false` takes the plain path; a test checks both give identical weights.
 """
@@ -16,6 +16,7 @@ import torch
 from polar.rl.batches import PPOSamples, RolloutBatch
 from polar.rl.config import PPOConfig
 from polar.rl.gae import compute_gae
+from polar.rl.optim import FusedAdam
 from polar.rl.ppo_policy import PPOPolicy
 
 
@@ -25,7 +26,7 @@ class PPO:
         self.cfg = cfg
         self.params = list(policy.parameters())
         self.optimizer = torch.optim.Adam(self.params, lr=cfg.learning_rate, eps=1e-5, fused=True)
-        self._fast = FusedAdam(self.optimizer) if cfg.fused_adam else None
+        self._fast = FusedAdam(self.optimizer, self.params) if cfg.fused_adam else None
 
     def set_lr(self, lr: float) -> None:
         for g in self.optimizer.param_groups:
@@ -103,7 +104,7 @@ class PPO:
             p.grad = None
         loss.backward()
         if self._fast is not None:
-            self._fast.clip_and_step(self.params, self.cfg.max_grad_norm)
+            self._fast.step(clip_grad_norm=self.cfg.max_grad_norm)
         else:
             torch.nn.utils.clip_grad_norm_(self.params, self.cfg.max_grad_norm, foreach=True)
             self.optimizer.step()
@@ -119,64 +120,3 @@ def minibatches(data: PPOSamples, size: int):
     perm = torch.randperm(n)
     for start in range(0, n - size + 1, size):
         yield data.take(perm[start:start + size])
-
-
-class FusedAdam:
-    """`clip_grad_norm_` + `optimizer.step()` for one plain fused-Adam group, calling the same
-    fused kernel with the same state tensors, minus the per-call Python (hooks, state lookup,
-    grouping: most of a step's cost at CartPole sizes). Results and `optimizer.state_dict()`
-    are identical; anything else (amsgrad, weight decay modes, a missing gradient, a torch
-    whose private kernel signature changed) takes the ordinary path."""
-
-    def __init__(self, optimizer: torch.optim.Adam) -> None:
-        self.optimizer = optimizer
-        self.enabled = True
-        self._state: tuple[list[torch.Tensor], ...] | None = None
-
-    def _plain_group(self) -> bool:
-        group = self.optimizer.param_groups[0]
-        return (len(self.optimizer.param_groups) == 1 and group["fused"] and not group["amsgrad"]
-                and not group["maximize"] and not group["capturable"] and not group["differentiable"]
-                and not group.get("decoupled_weight_decay", False))
-
-    def clip_and_step(self, params: list[torch.Tensor], max_norm: float) -> None:
-        grads = [p.grad for p in params]
-        if any(g is None for g in grads):
-            torch.nn.utils.clip_grad_norm_(params, max_norm, foreach=True)
-            self.optimizer.step()
-            return
-        total = torch.linalg.vector_norm(torch.stack(torch._foreach_norm(grads)))
-        torch._foreach_mul_(grads, torch.clamp(max_norm / (total + 1e-6), max=1.0))
-        state = self._kernel_state(params)
-        if state is None:
-            self.optimizer.step()
-            return
-        exp_avgs, exp_avg_sqs, steps = state
-        group = self.optimizer.param_groups[0]
-        beta1, beta2 = group["betas"]
-        torch._foreach_add_(steps, 1)
-        try:
-            torch._fused_adam_(params, grads, exp_avgs, exp_avg_sqs, [], steps, amsgrad=False,
-                               lr=group["lr"], beta1=beta1, beta2=beta2, weight_decay=group["weight_decay"],
-                               eps=group["eps"], maximize=False, grad_scale=None, found_inf=None)
-        except (TypeError, RuntimeError):
-            torch._foreach_sub_(steps, 1)
-            self.enabled = False
-            self.optimizer.step()
-
-    def _kernel_state(self, params: list[torch.Tensor]) -> tuple[list[torch.Tensor], ...] | None:
-        """The optimizer's state tensors, re-read whenever they are not the cached ones (the
-        first step creates them; loading a checkpoint replaces them)."""
-        if not self.enabled:
-            return None
-        first = self.optimizer.state.get(params[0])
-        if first is None or "exp_avg" not in first:
-            return None  # the first step: optimizer.step() creates the state
-        if self._state is None or self._state[0][0] is not first["exp_avg"]:
-            if not self._plain_group():
-                self.enabled = False
-                return None
-            states = [self.optimizer.state[p] for p in params]
-            self._state = ([s["exp_avg"] for s in states], [s["exp_avg_sq"] for s in states],
-                           [s["step"] for s in states])
-        return self._state

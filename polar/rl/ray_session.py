@@ -5,7 +5,8 @@ WARNING, does not forward worker logs to the driver, keeps Ray's token authentic
 (`RAY_AUTH_MODE=token`, set only when unset: Ray's own default, minus the banner it prints
 when it picks the mode itself) and sends no usage statistics. `dashboard=True` brings the
 dashboard and metrics back. Joining a cluster (`address`, or `RAY_ADDRESS`) takes that
-cluster's settings. `benchmarks/rl_ray.py` measures what this saves.
+cluster's settings; without either, a new local Ray starts even where another one already
+runs on the machine (Ray's own default would join that one). `benchmarks/rl_ray.py` measures what this saves.
 """
 
 from __future__ import annotations
@@ -28,6 +29,6 @@ def init_ray(address: str | None = None, num_cpus: int | None = None, object_sto
         return True
     os.environ.setdefault("RAY_AUTH_MODE", "token")
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-    ray.init(num_cpus=num_cpus, object_store_memory=object_store_mb * 1024 * 1024,
+    ray.init(address="local", num_cpus=num_cpus, object_store_memory=object_store_mb * 1024 * 1024,
              include_dashboard=dashboard, _system_config={"enable_metrics_collection": dashboard}, **quiet)
     return True

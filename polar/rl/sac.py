@@ -24,6 +24,7 @@ import torch
 
 from polar.rl.batches import ReplaySample
 from polar.rl.config import SACConfig
+from polar.rl.optim import FusedAdam
 from polar.rl.sac_policy import SACPolicy
 
 
@@ -57,7 +58,10 @@ class SAC:
         self.actor_optimizer = torch.optim.Adam(self.actor_params, lr=cfg.policy_lr, fused=True)
         self.target_entropy = -float(policy.act_dim)
         self.log_alpha = torch.tensor(float(torch.tensor(cfg.alpha).log()), requires_grad=cfg.autotune)
-        self.alpha_optimizer = torch.optim.Adam([self.log_alpha], lr=cfg.q_lr) if cfg.autotune else None
+        self.alpha_optimizer = torch.optim.Adam([self.log_alpha], lr=cfg.q_lr, fused=True) if cfg.autotune else None
+        # The fast path (see polar/rl/optim.py): the same Adam steps, less Python per step.
+        self._steps = {id(opt): (FusedAdam(opt, opt.param_groups[0]["params"]) if cfg.fused_adam else None)
+                       for opt in (self.q_optimizer, self.actor_optimizer, self.alpha_optimizer) if opt is not None}
         self.updates = 0
         self.timer = timer or PhaseTimer()
 
@@ -74,9 +78,7 @@ class SAC:
                 target = batch.rewards + cfg.gamma * (1.0 - batch.terminated) * target_min
             q = policy.q(obs, batch.actions)  # [2, B]
             q_loss = 0.5 * (q - target).pow(2).mean(1).sum()
-            self.q_optimizer.zero_grad(set_to_none=True)
-            q_loss.backward()
-            self.q_optimizer.step()
+            self._minimize(q_loss, self.q_optimizer)
         out = {"q_loss": q_loss.detach(), "q_mean": q.detach().mean()}
         if self.updates % cfg.policy_frequency == 0:
             for _ in range(cfg.policy_frequency):  # CleanRL's delayed updates: k at once
@@ -88,16 +90,12 @@ class SAC:
                     for p in self.q_params:
                         p.requires_grad_(True)
                     actor_loss = (alpha * logp_pi - q_pi).mean()
-                    self.actor_optimizer.zero_grad(set_to_none=True)
-                    actor_loss.backward()
-                    self.actor_optimizer.step()
+                    self._minimize(actor_loss, self.actor_optimizer)
                 out |= {"actor_loss": actor_loss.detach(), "entropy": -logp_pi.detach().mean()}
                 if self.alpha_optimizer is not None:
                     with timer("alpha"):
                         alpha_loss = -(self.log_alpha.exp() * (logp_pi.detach() + self.target_entropy)).mean()
-                        self.alpha_optimizer.zero_grad(set_to_none=True)
-                        alpha_loss.backward()
-                        self.alpha_optimizer.step()
+                        self._minimize(alpha_loss, self.alpha_optimizer)
                         alpha = self.log_alpha.detach().exp()
         if self.updates % cfg.target_network_frequency == 0:
             with timer("target"), torch.no_grad():
@@ -105,6 +103,16 @@ class SAC:
         self.updates += 1
         out["alpha"] = alpha
         return out
+
+    def _minimize(self, loss: torch.Tensor, optimizer: torch.optim.Optimizer) -> None:
+        for p in optimizer.param_groups[0]["params"]:
+            p.grad = None
+        loss.backward()
+        fast = self._steps[id(optimizer)]
+        if fast is not None:
+            fast.step()
+        else:
+            optimizer.step()
 
     def state_dict(self) -> dict[str, Any]:
         return {

@@ -100,7 +100,7 @@ class Trainer:
         self.collector: Collector | None = None
         self.pool: Any = None
         self._envs_state: Any = None
-        self.hooks: list[Callable[[Trainer], None]] = []  # called after every update (tests)
+        self.hooks: list[Callable[[Trainer], None]] = []  # called after every iteration (curves, tests)
 
     # ---- resume ------------------------------------------------------------------
 

@@ -74,3 +74,26 @@ def test_sac_update_uses_only_terminated_and_moves_targets_slowly():
         np.testing.assert_allclose((p - before).numpy(), (0.005 * (q - before)).detach().numpy(), atol=1e-6)
     # alpha changes only through log alpha's own loss.
     assert m["alpha"] != pytest.approx(0.2, abs=0)
+
+
+def test_fused_adam_path_matches_the_plain_optimizers():
+    import copy
+
+    env = gym.make("Pendulum-v1")
+    torch.manual_seed(0)
+    policy = make_policy("sac", env.observation_space, env.action_space, NetworkConfig(hidden=[32], activation="relu"))
+    fast = SAC(copy.deepcopy(policy), SACConfig(policy_frequency=1))
+    plain = SAC(copy.deepcopy(policy), SACConfig(policy_frequency=1, fused_adam=False))
+    g = torch.Generator().manual_seed(1)
+    for _ in range(5):
+        B = 32
+        batch = ReplaySample({"obs": torch.randn(B, 3, generator=g)}, torch.rand(B, 1, generator=g) * 2 - 1,
+                             torch.randn(B, generator=g), {"obs": torch.randn(B, 3, generator=g)}, torch.zeros(B))
+        torch.manual_seed(7)
+        mf = fast.update(batch)
+        torch.manual_seed(7)
+        mp = plain.update(batch)
+        assert {k: float(v) for k, v in mf.items()} == {k: float(v) for k, v in mp.items()}
+    for (k, a), (_, b) in zip(fast.policy.state_dict().items(), plain.policy.state_dict().items(), strict=True):
+        assert torch.equal(a, b), k
+    assert torch.equal(fast.log_alpha, plain.log_alpha)
