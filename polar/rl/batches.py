@@ -9,8 +9,9 @@ Observations are `dict[str, tensor]` keyed by observation key (see `polar.rl.obs
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 import torch
@@ -59,15 +60,7 @@ class RolloutBatch(NamedTuple):
     @staticmethod
     def concat(batches: list[RolloutBatch]) -> RolloutBatch:
         """Worker batches [T, N_w] -> one batch [T, sum N_w]."""
-        if len(batches) == 1:
-            return batches[0]
-        first = batches[0]
-        cat = lambda xs: torch.cat(xs, 1)  # noqa: E731
-        return RolloutBatch(
-            {k: cat([b.obs[k] for b in batches]) for k in first.obs},
-            *(cat([getattr(b, name) for b in batches]) for name in RolloutBatch._fields[1:-1]),
-            EpisodeStats.merged([b.stats for b in batches]),
-        )
+        return _concat_envs(batches, lambda xs: torch.cat(xs, 1))
 
 
 class PPOSamples(NamedTuple):
@@ -109,18 +102,24 @@ class Transitions(NamedTuple):
     @staticmethod
     def concat(batches: list[Transitions]) -> Transitions:
         """Worker batches [T, N_w] -> one batch [T, sum N_w]: each env stays one column."""
-        if len(batches) == 1:
-            return batches[0]
-        first = batches[0]
-        cat = lambda xs: np.concatenate(xs, 1)  # noqa: E731
-        return Transitions(
-            {k: cat([b.obs[k] for b in batches]) for k in first.obs},
-            cat([b.actions for b in batches]), cat([b.rewards for b in batches]),
-            {k: cat([b.next_obs[k] for b in batches]) for k in first.next_obs},
-            cat([b.terminated for b in batches]), cat([b.truncated for b in batches]),
-            cat([b.valid for b in batches]),
-            EpisodeStats.merged([b.stats for b in batches]),
-        )
+        return _concat_envs(batches, lambda xs: np.concatenate(xs, 1))
+
+
+def _concat_envs(batches: list[Any], cat: Callable[[list[Any]], Any]) -> Any:
+    """Concatenate same-typed batches field by field along the env axis (observation dicts
+    key by key; episode statistics merged)."""
+    if len(batches) == 1:
+        return batches[0]
+    fields = []
+    for values in zip(*batches, strict=True):
+        first = values[0]
+        if isinstance(first, dict):
+            fields.append({k: cat([v[k] for v in values]) for k in first})
+        elif isinstance(first, EpisodeStats):
+            fields.append(EpisodeStats.merged(list(values)))
+        else:
+            fields.append(cat(list(values)))
+    return type(batches[0])(*fields)
 
 
 class ReplaySample(NamedTuple):

@@ -82,9 +82,9 @@ def make_policy(algo: str, observation_space: gym.Space, action_space: gym.Space
 
 class Policy(nn.Module):
     """What every algorithm's policy shares: spaces, observation kinds and normaliser, the
-    action bounds, and the export API. Subclasses build the networks and implement
-    `act_tensor` / `value_tensor` (normalised tensors in, algorithm actions out) and
-    `env_action` (algorithm action -> what the env receives)."""
+    action bounds, and the export API. Subclasses build their networks in `build` and
+    implement `act_tensor` / `value_tensor` (normalised tensors in, algorithm actions out)
+    and `env_action` (algorithm action -> what the env receives)."""
 
     algo: ClassVar[str]
 
@@ -115,8 +115,13 @@ class Policy(nn.Module):
             self.register_buffer("act_low", torch.as_tensor(low).flatten(), persistent=False)
             self.register_buffer("act_high", torch.as_tensor(high).flatten(), persistent=False)
         self.act_dim = int(action_space.n) if self.discrete else int(np.prod(action_space.shape))
+        self.build()
 
     # ---- what subclasses implement ------------------------------------------------------
+
+    @abstractmethod
+    def build(self) -> None:
+        """Create the networks (called once by `__init__`, after the shared attributes)."""
 
     @abstractmethod
     def act_tensor(self, obs: dict[str, torch.Tensor], deterministic: bool = False) -> torch.Tensor:

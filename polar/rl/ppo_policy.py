@@ -9,12 +9,10 @@ Three layouts, chosen from the network config and the observation kinds:
 
 from __future__ import annotations
 
-import gymnasium as gym
 import numpy as np
 import torch
 from torch.nn import functional as F
 
-from polar.rl.config import NetworkConfig
 from polar.rl.distributions import (
     categorical_log_prob,
     categorical_logp_entropy,
@@ -29,15 +27,7 @@ from polar.rl.policy import Policy
 class PPOPolicy(Policy):
     algo = "ppo"
 
-    def __init__(
-        self,
-        observation_space: gym.Space,
-        action_space: gym.Space,
-        network: NetworkConfig | None = None,
-        normalize_obs: bool = False,
-        observation_kinds: dict[str, str] | None = None,
-    ) -> None:
-        super().__init__(observation_space, action_space, network, normalize_obs, observation_kinds)
+    def build(self) -> None:
         cfg, space, kinds = self.network_cfg, self.observation_space, self.observation_kinds
         self.actor_enc = ObsEncoder(space, kinds, cfg)
         self.fused = not cfg.shared and not self.actor_enc.has_parameters and bool(cfg.hidden)

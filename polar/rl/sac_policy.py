@@ -6,12 +6,10 @@ them to the action space's bounds (Pendulum's are +-2).
 
 from __future__ import annotations
 
-import gymnasium as gym
 import numpy as np
 import torch
 from torch import nn
 
-from polar.rl.config import NetworkConfig
 from polar.rl.distributions import squash_log_std, tanh_gaussian_sample
 from polar.rl.networks import ObsEncoder, TwinQ, mlp
 from polar.rl.policy import Policy, PolicyLoadError
@@ -20,15 +18,7 @@ from polar.rl.policy import Policy, PolicyLoadError
 class SACPolicy(Policy):
     algo = "sac"
 
-    def __init__(
-        self,
-        observation_space: gym.Space,
-        action_space: gym.Space,
-        network: NetworkConfig | None = None,
-        normalize_obs: bool = False,
-        observation_kinds: dict[str, str] | None = None,
-    ) -> None:
-        super().__init__(observation_space, action_space, network, normalize_obs, observation_kinds)
+    def build(self) -> None:
         if self.discrete:
             raise PolicyLoadError("algo: SAC needs a continuous (Box) action space; use PPO")
         if not (torch.isfinite(self.act_low).all() and torch.isfinite(self.act_high).all()):

@@ -87,3 +87,22 @@ def test_dict_obs_with_text_key_is_filtered():
     assert "mission" not in env.single_observation_space.spaces
     col = Collector(env, seed=0)
     assert col.current_obs()["image"].shape == (2, 7, 7, 3)
+
+
+def test_worker_batches_concatenate_along_the_env_axis():
+    from polar.rl.batches import RolloutBatch, Transitions
+    from polar.rl.rollout import collect_sac
+
+    env = SyncVectorEnv([CountingEnv] * 2, autoreset_mode=AutoresetMode.SAME_STEP)
+    policy = make_policy("ppo", env.single_observation_space, env.single_action_space)
+    a, b = collect_ppo(policy, Collector(env, seed=0), 12), collect_ppo(policy, Collector(env, seed=5), 12)
+    both = RolloutBatch.concat([a, b])
+    assert both.obs["obs"].shape == (12, 4, 2) and both.values.shape == (12, 4)
+    assert torch.equal(both.rewards[:, 2:], b.rewards) and both.num_transitions == 48
+    assert len(both.stats.returns) == len(a.stats.returns) + len(b.stats.returns)
+    pend = SyncVectorEnv([lambda: gym.make("Pendulum-v1")], autoreset_mode=AutoresetMode.SAME_STEP)
+    sac = make_policy("sac", pend.single_observation_space, pend.single_action_space)
+    t = [collect_sac(sac, Collector(pend, seed=s), 3) for s in (0, 1)]
+    merged = Transitions.concat(t)
+    assert merged.next_obs["obs"].shape == (3, 2, 3) and merged.actions.shape == (3, 2, 1)
+    np.testing.assert_array_equal(merged.rewards[:, 1], t[1].rewards[:, 0])
