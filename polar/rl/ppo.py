@@ -51,6 +51,9 @@ class PPO:
         cfg, policy = self.cfg, self.policy
         data = self.samples(batch)
         mb_size = max(1, data.size // cfg.num_minibatches)
+        norm_adv = cfg.norm_adv and mb_size > 1
+        if norm_adv and mb_size >= data.size:  # one minibatch, the same every epoch: normalise once
+            data, norm_adv = data._replace(advantages=normalized(data.advantages)), False
         # Per-step statistics stay tensors (no sync per gradient step), reduced per epoch.
         stats: dict[str, list[torch.Tensor]] = {k: [] for k in ("pg_loss", "v_loss", "entropy", "approx_kl", "clipfrac")}
         first_ratio_dev = None
@@ -60,9 +63,7 @@ class PPO:
                 logp, entropy, value = policy.evaluate_actions(mb.obs, mb.actions)
                 log_ratio = logp - mb.logp
                 ratio = log_ratio.exp()
-                adv = mb.advantages
-                if cfg.norm_adv and mb.size > 1:
-                    adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+                adv = normalized(mb.advantages) if norm_adv else mb.advantages
                 # The clipped surrogate objective, as a loss: the max of the negated terms.
                 pg_loss = torch.max(-adv * ratio, -adv * ratio.clamp(1 - cfg.clip_coef, 1 + cfg.clip_coef)).mean()
                 if cfg.clip_vloss:
@@ -108,6 +109,10 @@ class PPO:
         else:
             torch.nn.utils.clip_grad_norm_(self.params, self.cfg.max_grad_norm, foreach=True)
             self.optimizer.step()
+
+
+def normalized(adv: torch.Tensor) -> torch.Tensor:
+    return (adv - adv.mean()) / (adv.std() + 1e-8)
 
 
 def minibatches(data: PPOSamples, size: int):

@@ -114,41 +114,40 @@ def _success(info: dict[str, Any], n: int) -> tuple[np.ndarray, np.ndarray] | No
 def collect_ppo(policy: PPOPolicy, collector: Collector, num_steps: int) -> RolloutBatch:
     """T vector steps with the current policy -> a batch [T, N] ready for GAE and PPO."""
     T, n = num_steps, collector.n
-    # Preallocated [T, N] tensors filled in place (created outside inference mode, so the
-    # update can differentiate through them).
+    # Preallocated numpy arrays [T, N] filled in place (a numpy item write is several times
+    # cheaper than a tensor one), handed over as tensors sharing their memory.
     first = collector.current_obs()
-    obs_buf = {k: torch.empty((T, *v.shape), dtype=torch.from_numpy(v).dtype) for k, v in first.items()}
-    act_buf: torch.Tensor | None = None
-    logp, values, rewards = (torch.empty(T, n) for _ in range(3))
-    term, trunc, valid = (torch.empty(T, n, dtype=torch.bool) for _ in range(3))
-    boot = torch.zeros(T, n)
+    obs_buf = {k: np.empty((T, *v.shape), v.dtype) for k, v in first.items()}
+    act_buf: np.ndarray | None = None
+    logp, values, rewards = (np.empty((T, n), np.float32) for _ in range(3))
+    term, trunc, valid = (np.empty((T, n), bool) for _ in range(3))
+    boot = np.zeros((T, n), np.float32)
     with torch.inference_mode():
         for t in range(T):
             obs = collector.current_obs()
             for k, v in obs.items():
-                obs_buf[k][t] = torch.from_numpy(v)
-            action, logp[t], values[t] = policy.step(policy.prepare(obs))
+                obs_buf[k][t] = v
+            action, lp, value = policy.step(policy.prepare(obs))
             step = collector.step(policy.env_action(action))
+            a = action.numpy()
             if act_buf is None:
-                with torch.inference_mode(False):
-                    act_buf = torch.empty((T, *action.shape), dtype=action.dtype)
-            act_buf[t] = action
-            rewards[t] = torch.from_numpy(step.reward)
-            term[t] = torch.from_numpy(step.terminated)
-            trunc[t] = torch.from_numpy(step.truncated)
-            valid[t] = torch.from_numpy(step.valid)
+                act_buf = np.empty((T, *a.shape), a.dtype)
+            act_buf[t] = a
+            logp[t], values[t] = lp.numpy(), value.numpy()
+            rewards[t], term[t], trunc[t], valid[t] = step.reward, step.terminated, step.truncated, step.valid
             # V(real final obs) where an episode was cut short: the truncation bootstrap.
             if step.truncated.any():
                 idx = np.flatnonzero(step.truncated)
-                boot[t, idx] = policy.value_tensor(policy.prepare({k: v[idx] for k, v in step.next_obs.items()}))
-        last_value = policy.value_tensor(policy.prepare(collector.current_obs()))
+                sub = {k: v[idx] for k, v in step.next_obs.items()}
+                boot[t, idx] = policy.value_tensor(policy.prepare(sub)).numpy()
+        last_value = policy.value_tensor(policy.prepare(collector.current_obs())).numpy()
     dones = term | trunc | ~valid
     # next_values[t]: V(s_{t+1}) inside an episode, V(final obs) on truncation (0 on
     # termination, masked in GAE anyway); the last step bootstraps from V(current obs).
-    next_values = torch.where(dones, boot, torch.cat([values[1:], last_value[None]], 0))
+    next_values = np.where(dones, boot, np.concatenate([values[1:], last_value[None]], 0))
     assert act_buf is not None
-    return RolloutBatch(obs_buf, act_buf, logp, values, rewards, term, dones, valid, next_values,
-                        collector.pop_stats())
+    tensors = [torch.from_numpy(x) for x in (act_buf, logp, values, rewards, term, dones, valid, next_values)]
+    return RolloutBatch({k: torch.from_numpy(v) for k, v in obs_buf.items()}, *tensors, collector.pop_stats())
 
 
 def collect_sac(policy: SACPolicy, collector: Collector, num_steps: int,
