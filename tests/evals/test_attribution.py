@@ -32,7 +32,8 @@ def broken_library(tmp_path_factory: pytest.TempPathFactory) -> Path:
     install_primitives(lib)
     h = make_harness(HARNESS)
     torch.manual_seed(0)
-    untrained = make_policy("ppo", h.observation_space, h.action_space, NetworkConfig(hidden=[16]))
+    untrained = make_policy("ppo", h.observation_space, h.action_space, NetworkConfig(hidden=[16]),
+                            observation_kinds=h.spec.extra["observation_kinds"])
     h.close()
     lib.register_policy(
         untrained, name="goto", description="Go to an object (deliberately untrained: broken).",
