@@ -6,8 +6,8 @@ Dict keys the encoder cannot use (MiniGrid's `mission` text) are dropped.
 Every leaf has a *kind*, which decides how the network reads it:
 - `vector`: floats, flattened (optionally normalised by a running mean/std);
 - `image`: pixels (HxWxC, C in 1..4; uint8 is scaled to [0, 1]), read by a CNN;
-- `index_grid`: a grid of small integer ids per channel (MiniGrid's symbolic `image`:
-  object, colour, state), read through one embedding per channel, then a small CNN;
+- `index_grid`: an HxWxC grid of small integer ids per channel (MiniGrid's symbolic
+  `image`: object, colour, state), read through one embedding per channel, then a small CNN;
 - `discrete` / `multi_discrete`: one-hot; `binary`: MultiBinary as floats.
 
 The kind of a Box leaf is declared, not guessed from its dtype and shape: by the harness
@@ -97,10 +97,11 @@ def resolve_kinds(space: gym.Space, declared: dict[str, str] | None = None,
         fixed = _fixed_kind(sub)
         if fixed is not None and kind != fixed:
             raise ConfigError(f"{source}: {key}: a {type(sub).__name__} leaf is {fixed!r}, not {kind!r}")
-        if kind in ("image", "index_grid") and not _is_hwc(sub, 4) and not (
-                isinstance(sub, gym.spaces.Box) and len(sub.shape) == 3 and sub.shape[0] <= 4):
-            raise ConfigError(f"{source}: {key}: {kind!r} needs a Box of shape HxWxC or CxHxW "
-                              f"(C <= 4), got shape {getattr(sub, 'shape', None)}")
+        chw = isinstance(sub, gym.spaces.Box) and len(sub.shape) == 3 and sub.shape[0] <= 4
+        if (kind == "image" and not (_is_hwc(sub, 4) or chw)) or (kind == "index_grid" and not _is_hwc(sub, 16)):
+            layout = "HxWxC or CxHxW (C <= 4)" if kind == "image" else "HxWxC (C <= 16)"
+            raise ConfigError(f"{source}: {key}: {kind!r} needs a Box of shape {layout}, "
+                              f"got shape {getattr(sub, 'shape', None)}")
         out[key] = kind  # type: ignore[assignment]
     if declared:
         raise ConfigError(f"{source}: {', '.join(sorted(declared))}: no such observation key "
