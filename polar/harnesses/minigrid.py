@@ -12,6 +12,7 @@ import numpy as np
 from minigrid.core.constants import IDX_TO_COLOR, IDX_TO_OBJECT
 from minigrid.minigrid_env import MiniGridEnv
 
+from polar.errors import ConfigError
 from polar.harnesses.base import Harness, HarnessSpec, StepResult, SymbolicObject, SymbolicState
 from polar.harnesses.gym import _first_paragraph, make_gym_env
 from polar.harnesses.missions import PORTABLE, parse_mission
@@ -52,15 +53,23 @@ def _obj_state(obj: Any) -> str | None:
 class MiniGridHarness(Harness):
     """`full_grid: true` (a harness kwarg) shows the whole grid (MiniGrid's FullyObsWrapper:
     object, colour, state per cell, the agent as an object whose state is its direction)
-    instead of the agent's 7x7 egocentric view: the `full` observation of pure-RL controls."""
+    instead of the agent's 7x7 egocentric view: the `full` observation of pure-RL controls.
+    `rgb: true` shows the agent's view as pixels (MiniGrid's RGBImgPartialObsWrapper,
+    `tile_size` px per cell) instead of the symbolic index grid."""
 
-    def __init__(self, env_id: str, description: str | None = None, full_grid: bool = False,
-                 **kwargs: Any) -> None:
+    def __init__(self, env_id: str, description: str | None = None, full_grid: bool = False, rgb: bool = False,
+                 tile_size: int = 8, **kwargs: Any) -> None:
+        if full_grid and rgb:
+            raise ConfigError(f"{env_id}: full_grid and rgb together are not offered (pick one)")
         self.env = make_gym_env(env_id, **kwargs)
         if full_grid:
             from minigrid.wrappers import FullyObsWrapper
 
             self.env = FullyObsWrapper(self.env)
+        if rgb:
+            from minigrid.wrappers import RGBImgPartialObsWrapper
+
+            self.env = RGBImgPartialObsWrapper(self.env, tile_size=tile_size)
         self.full_grid = full_grid
         u = self.env.unwrapped
         if not isinstance(u, MiniGridEnv):
@@ -80,8 +89,9 @@ class MiniGridHarness(Harness):
                 + (f"The agent sees the whole {img.shape[0]}x{img.shape[1]} grid (itself as an object "
                    "whose state is its direction); " if full_grid else
                    f"The agent sees a {img.shape[0]}x{img.shape[1]} egocentric view (walls block sight); ")
-                + "the image channels are object type, colour "
-                "and state indices. Reward 1 - 0.9 * steps / max_steps on success, else 0."
+                + ("the image is RGB pixels. " if rgb else
+                   "the image channels are object type, colour and state indices. ")
+                + "Reward 1 - 0.9 * steps / max_steps on success, else 0."
             ),
             observation_space=space_to_spec(self._observation_space),
             action_space=space_to_spec(self.env.action_space),
@@ -90,6 +100,8 @@ class MiniGridHarness(Harness):
             max_steps=int(u.max_steps),
             reports_success=True,
             predicate_vocabulary=PREDICATE_VOCABULARY,
+            # How a policy reads `image`: symbolic ids per cell, or pixels (polar/rl/observations.py).
+            extra={"observation_kinds": {"image": "image" if rgb else "index_grid"}},
         )
 
     @property
