@@ -75,3 +75,14 @@ def test_multitask_trains_one_policy_per_seed_for_all_harnesses(tmp_path: Path) 
     suite = load_suite({**SUITE, "agents": [multi], "harnesses": harnesses})
     cells = [CellResult.model_validate_json(cell_path(tmp_path, c).read_text()) for c in suite.cells()]
     assert {c.prep.info["run_dir"] for c in cells} == {str(run_dir)}
+
+
+def test_full_observation_trains_on_the_whole_grid(tmp_path: Path) -> None:
+    full = {**PPO, "name": "full", "observes": "full", "train_steps": 512, "eval_every": 0}
+    res = run_suite({**SUITE, "agents": [full]}, tmp_path, progress=False)
+    [row] = res.rows
+    assert (row.observes, row.decides_from, row.train_env_steps) == ("full", "full", 512)
+    from polar.rl.policy import load_policy
+
+    policy = load_policy(tmp_path / "work" / "full" / "Empty-5x5" / "seed-0" / "train")
+    assert policy.observation_space["image"].shape == (5, 5, 3)  # the whole 5x5 grid, not the 7x7 view
