@@ -14,7 +14,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from polar.episode import EpisodeRecord
-from polar.evals.agents import EvalAgent, Information, Preparation, RandomAgent
+from polar.evals.agents import EvalAgent, Information, Preparation, RandomAgent, sha
 from polar.evals.hrl_agent import HRLAgent
 from polar.evals.planner_agent import PlannerAgent
 from polar.evals.rl_agent import PureRLAgent
@@ -56,7 +56,11 @@ def cell_key(suite: Suite, cell: Cell, cache: dict[str, str] | None = None) -> s
     cache = {} if cache is None else cache
     if cell.agent not in cache:
         config = suite.agent(cell.agent)
-        cache[cell.agent] = AGENT_CLASSES[config.kind].inputs_fingerprint(config)
+        fingerprint = AGENT_CLASSES[config.kind].inputs_fingerprint(config)
+        if getattr(config, "multitask", False):  # one policy over every harness: they all decide each cell
+            tasks = json.dumps([h.model_dump(mode="json") for h in suite.harnesses], sort_keys=True)
+            fingerprint = sha(f"{fingerprint}|{tasks}".encode())
+        cache[cell.agent] = fingerprint
     return suite.cell_key(cell, cache[cell.agent])
 
 

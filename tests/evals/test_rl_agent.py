@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from polar.evals.cells import CellResult
+from polar.evals.cells import CellResult, cell_key
 from polar.evals.rl_agent import CURVE_FILE
 from polar.evals.runner import cell_path, run_cells, run_suite
 from polar.evals.suite import load_suite
@@ -75,6 +75,11 @@ def test_multitask_trains_one_policy_per_seed_for_all_harnesses(tmp_path: Path) 
     suite = load_suite({**SUITE, "agents": [multi], "harnesses": harnesses})
     cells = [CellResult.model_validate_json(cell_path(tmp_path, c).read_text()) for c in suite.cells()]
     assert {c.prep.info["run_dir"] for c in cells} == {str(run_dir)}
+    # another task changes the shared policy: every cell of the agent is stale, not only the new one
+    bigger = load_suite({**SUITE, "agents": [multi], "harnesses": [*harnesses, {"id": "minigrid:MiniGrid-Empty-8x8-v0"}]})
+    assert all(cell_key(bigger, c) != cell_key(suite, c) for c in suite.cells())
+    assert cell_key(load_suite({**SUITE, "agents": [multi], "harnesses": harnesses}), suite.cells()[0]) == \
+        cell_key(suite, suite.cells()[0])
 
 
 def test_full_observation_trains_on_the_whole_grid(tmp_path: Path) -> None:
