@@ -137,8 +137,7 @@ class PureRLAgent(EvalAgent):
             self.policy = load_policy(run)
             steps = run_env_steps(run)
             return Preparation(train_env_steps=steps, curve=read_curve(run),
-                               info={"charges": {f"checkpoint:{run}": steps},
-                                     "run_dir": str(run)})
+                               info={"charges": {f"checkpoint:{run}": steps}, "run_dir": str(run)})
         start = time.perf_counter()
         if cfg.multitask:
             run, key, curve_name = self._train_multitask(entry, seed, work_dir)
@@ -150,9 +149,8 @@ class PureRLAgent(EvalAgent):
             key, curve_name = f"train:{cfg.name}:{entry.label}:{seed}", CURVE_FILE
         self.policy = load_policy(run)
         steps = run_env_steps(run)
-        charges = {key: steps}
-        return Preparation(train_env_steps=sum(charges.values()), train_wall_s=time.perf_counter() - start,
-                           curve=read_curve(run, curve_name), info={"charges": charges, "run_dir": str(run)})
+        return Preparation(train_env_steps=steps, train_wall_s=time.perf_counter() - start,
+                           curve=read_curve(run, curve_name), info={"charges": {key: steps}, "run_dir": str(run)})
 
     def _curve(self, run: Path, entry: SuiteHarness, name: str) -> CurveRecorder:
         cfg = self.config
