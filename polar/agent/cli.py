@@ -41,7 +41,7 @@ def task(
         help="Planner profile (path or name under planners/). Default: $POLAR_PLANNER or 'symbolic'."),
     seed: int = typer.Option(0, "--seed", min=0, help="Seed of the episode's reset."),
     out: Path = typer.Option(None, "--out", help="Folder for episode.json (default runs/task-<time>)."),
-    skills: Path = typer.Option(None, "--skills", help="Skill library folder (default: skills/)."),
+    skills: Path = typer.Option(None, "--skills", help="Skill library folder (default: the workspace's skills/ over the shipped library)."),
     max_decisions: int = typer.Option(50, help="Decision budget of the episode."),
     max_steps: int = typer.Option(None, help="Env-step cap (default: the harness's own limit)."),
     sandbox: str = typer.Option("default", "--sandbox", help=SANDBOX_HELP),
@@ -58,12 +58,12 @@ def task(
     from polar.harnesses.registry import make_harness
     from polar.planners.profile import load_planner
     from polar.sandboxes.profiles import resolve_sandbox
-    from polar.skills.store import SkillLibrary
+    from polar.skills.search_path import open_library
 
     sandbox_profile = resolve_sandbox(sandbox)  # resolved once, here; None: no policy code
     profile = planner or os.environ.get("POLAR_PLANNER") or "symbolic"
     p = load_planner(profile)
-    library = SkillLibrary(skills) if skills else SkillLibrary()
+    library = open_library(skills)
     agent = Agent(p, library, AgentSettings(max_decisions=max_decisions, max_env_steps=max_steps,
                                             sandbox=sandbox_profile),
                   on_event=_trace)
@@ -94,12 +94,14 @@ def demo(
     out: Path = typer.Option(Path("runs/demo"), "--out", help="Folder of the results and report."),
     suite: str = typer.Option("demo", "--suite", help="Suite to run (name under evals/ or a path)."),
     workers: int = typer.Option(None, "--workers", help="Ray workers (default: the suite's)."),
+    fresh: bool = typer.Option(False, "--fresh", help="Reuse no finished cell from --out: run everything again."),
 ) -> None:
     """The short planner-plus-skills vs pure-RL comparison on the embedded defaults.
 
     Runs `evals/demo.yaml` (symbolic planner + shipped skills vs PPO vs random), prints the
     table and the report's path. With POLAR_PLANNER=planners/<llm>.yaml (and its API key) the
-    planner agent uses that profile instead. Re-running resumes: finished cells are kept.
+    planner agent uses that profile instead. Re-running resumes: finished cells are kept while
+    nothing they depend on changed (see `polar compare --help`); --fresh runs them all again.
     """
     from polar.evals.comparison import compare
     from polar.evals.suite import load_suite
@@ -108,7 +110,7 @@ def demo(
     if profile := os.environ.get("POLAR_PLANNER"):
         s = s.with_planner(profile)
         console.print(f"planner profile from POLAR_PLANNER: {profile}")
-    compare(s, out, workers=workers)
+    compare(s, out, workers=workers, fresh=fresh)
 
 
 def register(app: typer.Typer) -> None:

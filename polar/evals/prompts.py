@@ -46,6 +46,8 @@ class VariantRow(BaseModel):
     mean_latency_s: float  # per model call (cache hits included, they cost ~0)
     mean_planner_s: float  # per decision, model latency included
     failures: dict[str, int]
+    cells_run: int = 0  # cells this invocation ran
+    cells_reused: int = 0  # cells taken from an earlier run (nothing they depend on changed)
 
 
 def parse_variants(items: list[str]) -> dict[str, str]:
@@ -74,7 +76,7 @@ def with_template(suite: Suite, template: str) -> Suite:
     return suite.model_copy(update={"agents": agents})
 
 
-def _rows(variant: str, template: str, cells: list[Any]) -> list[VariantRow]:
+def _rows(variant: str, template: str, cells: list[Any], reused: set[str]) -> list[VariantRow]:
     rows = []
     by_agent: dict[str, list[Any]] = {}
     for c in cells:
@@ -95,6 +97,8 @@ def _rows(variant: str, template: str, cells: list[Any]) -> list[VariantRow]:
             mean_latency_s=sum(c.latency_s for c in calls) / len(calls) if calls else 0.0,
             mean_planner_s=sum(d.planner_s for d in decisions) / len(decisions) if decisions else 0.0,
             failures=failure_counts(group),
+            cells_run=sum(c.cell.slug not in reused for c in group),
+            cells_reused=sum(c.cell.slug in reused for c in group),
         ))
     return rows
 
@@ -108,16 +112,17 @@ def compare_prompts(
     progress: bool = True,
     console: Console | None = None,
     quiet: bool = False,
+    fresh: bool = False,
 ) -> list[VariantRow]:
     base = load_suite(suite)
     out = Path(out_dir) if out_dir is not None else Path("runs") / "evals" / f"{base.name}-prompts"
     rows: list[VariantRow] = []
     for name, template in variants.items():
         s = with_template(base, template)
-        results = run_suite(s, out / name, workers=workers, progress=progress and not quiet)
+        results = run_suite(s, out / name, workers=workers, progress=progress and not quiet, fresh=fresh)
         render_report(results, out / name)
         cells = [c for c in (load_cell(out / name, s, cell) for cell in s.cells()) if c is not None]
-        rows += _rows(name, template, cells)
+        rows += _rows(name, template, cells, set(results.reused))
     out.mkdir(parents=True, exist_ok=True)
     (out / "prompts.json").write_text(json.dumps([r.model_dump(mode="json") for r in rows], indent=1))
     (out / "prompts.md").write_text(prompts_markdown(base.name, rows))
@@ -131,14 +136,15 @@ def compare_prompts(
 
 
 HEADER = ["variant", "template", "agent", "success [95% CI]", "LLM calls (cached)", "tokens", "$", "$ paid now",
-          "latency s/call", "planner s/decision", "failures"]
+          "latency s/call", "planner s/decision", "failures", "cells run (reused)"]
 
 
 def _cells(r: VariantRow) -> list[str]:
     return [r.variant, r.template, r.agent, pct(r.success),
             f"{r.llm_calls} ({r.cached_calls})", str(r.tokens), f"{r.cost_usd:.4f}", f"{r.live_cost_usd:.4f}",
             f"{r.mean_latency_s:.3f}", f"{r.mean_planner_s:.3f}",
-            ", ".join(f"{k} {v}" for k, v in r.failures.items()) or "-"]
+            ", ".join(f"{k} {v}" for k, v in r.failures.items()) or "-",
+            f"{r.cells_run} ({r.cells_reused})"]
 
 
 def prompts_markdown(suite: str, rows: list[VariantRow]) -> str:

@@ -76,6 +76,14 @@ def _md_table(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
+def _reuse(results: Results) -> str:
+    """Which cells this report's run computed and which it took from an earlier run."""
+    if not results.ran and not results.reused:
+        return ""
+    return (f" Cells: {len(results.ran)} run now, {len(results.reused)} reused from an earlier run "
+            "(unchanged suite, agent inputs and harness files).")
+
+
 def markdown(results: Results, plots: list[str]) -> str:
     parts = [f"# Eval report: {results.suite}", ""]
     if results.description:
@@ -86,7 +94,7 @@ def markdown(results: Results, plots: list[str]) -> str:
         f"Seeds {results.seeds}, {results.episodes_per_cell} episodes per agent x harness x seed; "
         f"generated {results.created}. Success intervals are Wilson 95%; return intervals are "
         "95% percentile bootstrap over episodes. Train env steps count each distinct training "
-        f"run or pretrained skill once.{unknown}", "",
+        f"run or pretrained skill once.{unknown}{_reuse(results)}", "",
         _md_table(TABLE_HEADER, table_rows(results)), "",
         "## Totals per agent", "", _md_table(TOTALS_HEADER, totals_rows(results)), "",
     ]
@@ -201,7 +209,8 @@ def html_report(results: Results, plots: dict[str, bytes]) -> str:
         f"<h1>Eval report: {html.escape(results.suite)}</h1>"
         f"<p>{html.escape(results.description)}</p>"
         f"<p>Seeds {results.seeds}, {results.episodes_per_cell} episodes per cell; generated "
-        f"{html.escape(results.created)}. Success: Wilson 95% CI. Returns: 95% percentile bootstrap.</p>"
+        f"{html.escape(results.created)}. Success: Wilson 95% CI. Returns: 95% percentile bootstrap."
+        f"{html.escape(_reuse(results))}</p>"
         f"{missing}{_html_table(TABLE_HEADER, table_rows(results))}"
         f"<h2>Totals per agent</h2>{_html_table(TOTALS_HEADER, totals_rows(results))}"
         f"<h2>Plots</h2>{imgs}</body></html>"

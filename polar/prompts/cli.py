@@ -69,11 +69,15 @@ def compare_cmd(
     variant: Annotated[list[str], typer.Option("--variant", help="NAME=TEMPLATE; repeat for each variant.")],
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Output dir (default: runs/evals/<suite>-prompts).")] = None,
     workers: Annotated[int | None, typer.Option(help="Ray workers (0: in-process) (default: the suite's).")] = None,
+    fresh: Annotated[bool, typer.Option("--fresh", help="Reuse no finished cell: run every variant again.")] = False,
 ) -> None:
-    """Run a suite once per prompt template variant; report success, tokens, cost and latency side by side."""
+    """Run a suite once per prompt template variant; report success, tokens, cost and latency side by side.
+
+    A variant's cells finished earlier are reused while nothing they depend on changed (the
+    template files' contents included); the table says how many were run and reused."""
     from polar.evals.prompts import compare_prompts, parse_variants
 
-    compare_prompts(suite, parse_variants(variant), out, workers=workers)
+    compare_prompts(suite, parse_variants(variant), out, workers=workers, fresh=fresh)
 
 
 def register(app: typer.Typer) -> None:

@@ -14,14 +14,15 @@ console = Console()
 skills_app = typer.Typer(help="Register, find, evaluate and remove skills in the skill library.",
                          no_args_is_help=True)
 
-LIBRARY = typer.Option(None, "--library", "-L", help="Library folder (default: $POLAR_SKILLS, else ./skills).")
+LIBRARY = typer.Option(None, "--library", "-L", help="Library folder, used alone (default: $POLAR_SKILLS, else the "
+                       "workspace's skills/ searched before the shipped library; new skills go to the workspace's).")
 AS_JSON = typer.Option(False, "--json", help="Print JSON.")
 
 
 def _lib(root: Path | None):
-    from polar.skills.store import SkillLibrary
+    from polar.skills.search_path import open_library
 
-    return SkillLibrary(root)
+    return open_library(root)
 
 
 def _json_arg(text: str | None, what: str) -> Any:

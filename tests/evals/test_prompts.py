@@ -55,3 +55,32 @@ def test_variants_side_by_side_and_the_cache_makes_repeats_free(tmp_path: Path) 
         assert r.live_cost_usd == 0.0
     table = (tmp_path / "a" / "prompts.md").read_text()
     assert "| base | planner_skill | llm |" in table and (tmp_path / "a" / "terse" / "report.html").exists()
+
+
+def test_editing_a_template_reruns_its_variant_only(tmp_path: Path) -> None:
+    terse = tmp_path / "terse.j2"
+    body = (ROOT / "prompts" / "planner_skill.j2").read_text().replace("name: planner_skill", "name: terse")
+    terse.write_text(body)
+    with ScriptedLLMServer(default=Reply.decision(GIVE_UP, usage=(100, 7))) as server:
+        profile = tmp_path / "p.yaml"
+        profile.write_text(yaml.safe_dump({
+            "backend": "llm", "model": "openai/scripted", "api_base": server.url, "mode": "skill",
+            "timeout_s": 5, "retries": {"max_attempts": 1}, "structured_output": "none",
+            "cache_dir": None, "record_path": None,
+        }))
+        suite = {"name": "pv", "agents": [{"name": "llm", "kind": "planner", "planner": str(profile)}],
+                 "harnesses": [{"id": "minigrid:MiniGrid-DoorKey-5x5-v0", "max_steps": 20}],
+                 "seeds": [0], "episodes": 1}
+        variants = {"base": "planner_skill", "terse": str(terse)}
+        first = compare_prompts(suite, variants, tmp_path / "out", workers=0, quiet=True)
+        assert [(r.cells_run, r.cells_reused) for r in first] == [(1, 0), (1, 0)]
+        assert server.request_count == 2
+
+        terse.write_text(body + "\nAnswer in as few words as you can.\n")  # same path, new content
+        second = compare_prompts(suite, variants, tmp_path / "out", workers=0, quiet=True)
+        assert [(r.variant, r.cells_run, r.cells_reused) for r in second] == [("base", 0, 1), ("terse", 1, 0)]
+        assert server.request_count == 3 and "few words" in server.requests[-1].messages[-1]["content"]
+
+        fresh = compare_prompts(suite, variants, tmp_path / "out", workers=0, quiet=True, fresh=True)
+        assert [(r.cells_run, r.cells_reused) for r in fresh] == [(1, 0), (1, 0)]
+        assert server.request_count == 5
