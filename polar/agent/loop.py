@@ -99,8 +99,12 @@ class Agent:
         except (BudgetExceeded, LLMError, PlannerError) as err:
             cause = (FailureCause.BUDGET if isinstance(err, BudgetExceeded) else
                      FailureCause.LLM_ERROR if isinstance(err, LLMError) else FailureCause.PLANNER_PARSE)
+            calls = self._calls()
+            failed_call = getattr(err, "call", None)  # a call that failed for good, with its attempts
+            if isinstance(failed_call, LLMCallRecord) and all(c.call_id != failed_call.call_id for c in calls):
+                calls.append(failed_call)
             return None, DecisionRecord(index=index, decision={"kind": "error", "error": str(err)},
-                                        planner_s=time.perf_counter() - p0, llm_calls=self._calls()), (cause, str(err))
+                                        planner_s=time.perf_counter() - p0, llm_calls=calls), (cause, str(err))
         return decision, DecisionRecord(index=index, decision=decision.model_dump(mode="json"),
                                         planner_s=time.perf_counter() - p0, llm_calls=self._calls()), None
 
