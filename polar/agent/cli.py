@@ -35,7 +35,7 @@ def _trace(kind: str, payload: dict[str, Any]) -> None:
 
 def task(
     text: str = typer.Argument(..., help="The task in natural language."),
-    harness: str = typer.Option(..., "--harness", "-h", help="Harness id (see `polar harness list`)."),
+    harness: str = typer.Option(..., "--harness", "-H", help="Harness id (see `polar harness list`)."),
     planner: str = typer.Option(
         None, "--planner", "-p",
         help="Planner profile (path or name under planners/). Default: $POLAR_PLANNER or 'symbolic'."),
@@ -64,9 +64,15 @@ def task(
     profile = planner or os.environ.get("POLAR_PLANNER") or "symbolic"
     p = load_planner(profile)
     library = open_library(skills)
+
+    def trace(kind: str, payload: dict[str, Any]) -> None:
+        if kind == "start" and payload["harness"] != harness:  # echo the id as typed
+            payload = {**payload, "harness": f"{harness} (spec id {payload['harness']})"}
+        _trace(kind, payload)
+
     agent = Agent(p, library, AgentSettings(max_decisions=max_decisions, max_env_steps=max_steps,
                                             sandbox=sandbox_profile),
-                  on_event=_trace)
+                  on_event=trace)
     with make_harness(harness) as h:
         record = agent.run(text, h, seed=seed)
     out = out or Path("runs") / f"task-{time.strftime('%Y%m%d-%H%M%S')}"

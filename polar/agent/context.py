@@ -24,6 +24,7 @@ def skill_info(skill: Skill, harness_id: str | None = None, affordance: float | 
         effects=skill.effects,
         success_rate=m.rate if measured else None,
         success_ci=(m.ci_low, m.ci_high) if measured else None,
+        success_n=m.episodes if measured else None,
         affordance=affordance,
     )
 

@@ -24,6 +24,7 @@ class SkillInfo(BaseModel):
     effects: list[str] = Field(default_factory=list)
     success_rate: float | None = None
     success_ci: tuple[float, float] | None = None
+    success_n: int | None = None  # episodes the measured success rests on
     affordance: float | None = None  # value estimate at the current state, when known
 
 

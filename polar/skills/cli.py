@@ -51,6 +51,31 @@ def _success_text(skill: Any) -> str:
     return m.describe() + (f" on {m.harness}" if m.harness else "") if m else "not measured"
 
 
+def _success_cell(skill: Any) -> str:
+    """Measured success for a table: rate, interval and the episodes it rests on."""
+    m = skill.success_for()
+    if m is None or not m.episodes:
+        return "not measured"
+    return f"{100 * m.rate:.0f}% [{100 * m.ci_low:.0f}, {100 * m.ci_high:.0f}] n={m.episodes}"
+
+
+def _short(text: str, width: int = 48) -> str:
+    """A long description cut to its first sentence and `width` characters (`show` has it all)."""
+    first = text.strip().split(". ")[0].rstrip(".")
+    first = first if len(first) < len(text.strip()) else text.strip()
+    return first if len(first) <= width else first[: width - 1].rstrip() + "…"
+
+
+def _origin(lib: Any, skill: Any) -> str:
+    """Which layer of the search path a skill comes from (see polar.skills.search_path)."""
+    root = skill.library_root
+    return "shipped" if root is not None and root.resolve() != lib.root.resolve() else "workspace"
+
+
+def _title(lib: Any) -> str:
+    return lib.describe() if hasattr(lib, "describe") else str(lib.root)
+
+
 @skills_app.command("register")
 def register_cmd(
     checkpoint_dir: Annotated[Path, typer.Argument(help="An RL run dir (polar train --out DIR) or a saved policy dir.")],
@@ -162,11 +187,15 @@ def list_cmd(
     if as_json:
         print(json.dumps([_skill_json(s) for s in skills], indent=1))
         return
-    table = Table("skill", "kind", "parameters", "success [95% CI] (n)", "description", title=str(lib.root))
+    layered = len(lib.layers) > 1
+    table = Table("skill", *(["from"] if layered else []), "kind", "success [95% CI]", "description",
+                  title=_title(lib))
     for s in skills:
-        params = ", ".join(s.parameters)
-        table.add_row(s.ref, s.kind, params, _success_text(s), s.description)
+        table.add_row(s.ref, *([_origin(lib, s)] if layered else []), s.kind, _success_cell(s),
+                      _short(s.description))
     console.print(table)
+    if skills:
+        console.print("[dim]polar skills show NAME: the whole description, parameters and provenance[/]")
 
 
 @skills_app.command("show")
@@ -205,16 +234,21 @@ def show_cmd(ref: str = typer.Argument(..., help="NAME or NAME@VERSION."), libra
 def search_cmd(text: str = typer.Argument(..., help="What the skill should do."),
                harness: str = typer.Option(None, "--harness", help="Only skills accepting this harness id."),
                limit: int = typer.Option(5, "--limit"), library: Path = LIBRARY, as_json: bool = AS_JSON) -> None:
-    """Rank skills for a text query (BM25 + harness compatibility + measured success)."""
+    """Rank skills for a text query (BM25 + harness compatibility + measured success); skills
+    that share no word with the query (score 0) are left out."""
     from polar.skills.search import rank
 
-    rows = rank(_lib(library).list(), text, harness)[:limit]
+    lib = _lib(library)
+    rows = [(s, sc) for s, sc in rank(lib.list(), text, harness) if sc > 0][:limit]
     if as_json:
         print(json.dumps([{"ref": s.ref, "score": round(sc, 4), "description": s.description} for s, sc in rows], indent=1))
         return
-    table = Table("skill", "score", "success", "description")
+    if not rows:
+        console.print(f"no skill matches {text!r} in {_title(lib)}", markup=False)
+        return
+    table = Table("skill", "score", "success [95% CI]", "description")
     for s, sc in rows:
-        table.add_row(s.ref, f"{sc:.3f}", _success_text(s), s.description)
+        table.add_row(s.ref, f"{sc:.3f}", _success_cell(s), _short(s.description))
     console.print(table)
 
 
@@ -258,8 +292,12 @@ def eval_cmd(
     m = report.measurement
     if m is None:
         raise SkillError(f"{skill.ref}: no episode ran the skill ({report.skipped}); add --setup calls")
-    if record:
+    owner = next((x for x in lib.layers if skill.library_root is not None
+                  and x.root.resolve() == skill.library_root.resolve()), None)
+    not_recorded = owner.read_only if record and owner is not None and owner.read_only else None
+    if record and not not_recorded:
         lib.record_evaluation(skill, m)
+    record = record and not_recorded is None
     steps = [o.steps for o in report.outcomes]
     reasons: dict[str, int] = {}
     for o in report.outcomes:
@@ -275,7 +313,9 @@ def eval_cmd(
     for why, n in report.skipped.items():
         console.print(f"  skipped {n} episodes: {why}", markup=False)
     if record:
-        console.print(f"recorded in {lib.index}")
+        console.print(f"recorded in {owner.index if owner is not None else lib.index}")
+    elif not_recorded:
+        console.print(f"not recorded: {not_recorded}", markup=False)
 
 
 @skills_app.command("remove")

@@ -15,3 +15,22 @@ def test_skill_info_shows_the_measured_success_on_this_harness(tmp_path) -> None
     assert info.success_rate == 0.9 and info.success_ci[0] < 0.9 < info.success_ci[1]
     assert info.parameters == {"color": ["red", "green"]} and info.kind == "policy"
     assert skill_info(library.get("reach"), "minigrid:B").success_rate == 0.25
+    assert info.success_n == 10  # what the rate rests on
+
+
+def test_the_prompt_shows_how_many_episodes_a_success_rate_rests_on(tmp_path) -> None:
+    from polar.harnesses.registry import make_harness
+    from polar.planners.base import PlannerContext
+    from polar.planners.llm import template_variables
+    from polar.prompts.templates import load_template
+
+    library = SkillLibrary(tmp_path / "skills")
+    skill = library.register_policy(tiny_policy(), **manifest())
+    library.record_evaluation(skill, Measurement.from_counts(9, 10, harness="minigrid:A"))
+    with make_harness("gym:CartPole-v1") as h:
+        obs, _ = h.reset(seed=0)
+        ctx = PlannerContext(task="t", spec=h.spec, observation=h.render_text(obs),
+                             skills=[skill_info(library.get("reach"), "minigrid:A")])
+    text = load_template("planner_skill").render(template_variables(ctx, "skill"))
+    assert "[success 90% of 10 episodes]" in text
+    assert "low=[-4.8, -inf, -0.4189, -inf]" in text and "'" not in text.split("Observation space")[1].split("\n")[0]
