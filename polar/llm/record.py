@@ -42,6 +42,8 @@ class CallRecord(BaseModel):
     finish_reason: str | None = None
     logprobs: Any = None
     token_ids: list[int] | None = None
+    token_ids_source: str | None = None  # "reply" (sent by the server), "sampled", "server-tokenizer"
+    token_ids_match: bool | None = None  # server-tokenizer ids: their count equals the sampled count
 
 
 class CallRecorder:

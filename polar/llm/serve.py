@@ -1,45 +1,330 @@
-"""`polar serve-llm`: start vLLM's OpenAI-compatible server for a local model."""
+"""`polar serve-llm`: start, find and stop a real OpenAI-compatible engine for a local model.
+
+Engines (each a separate process, reached over HTTP on 127.0.0.1 like any remote API):
+- `llamacpp`: llama.cpp's server from llama-cpp-python (`python -m llama_cpp.server`) for GGUF
+  files, on CPU, with JSON-schema grammars and a RAM prompt cache;
+- `transformers`: `transformers serve` for a checkpoint folder (e.g. a freshly fine-tuned
+  model; no conversion);
+- `vllm`: `vllm serve` on a GPU machine.
+
+A started server is described by a state file `<cache>/servers/<host>-<port>.json` (pid,
+command, model, engine, log file): `polar serve-llm --stop` and `--status` read it, and a
+planner profile whose `server:` block names a model starts the server when it is not running
+(`ensure_server`). A file lock keeps parallel workers from starting it twice.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import importlib.util
+import json
+import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
+from pydantic import Field
+
+from polar.config import StrictModel
 from polar.errors import PolarError
+from polar.llm.models import Engine, ModelEntry, cache_dir, resolve_model, weights_path
 
 
 class ServeError(PolarError):
-    """vLLM is missing or could not be started."""
+    """An engine is missing, could not be started, or did not become ready."""
 
     exit_code = 2
 
 
-INSTALL_HINT = (
-    "vLLM is not installed in this environment. Install the optional extra: "
-    "pip install 'polar[vllm]' (vLLM needs a Linux machine with a CUDA GPU). "
-    "Any other OpenAI-compatible server works too: point a profile's api_base at it."
-)
+ENGINE_HINTS = {
+    "llamacpp": "llama.cpp's server is not installed in this environment: pip install "
+                "'polar[local-llm]' (or `make install`; it builds llama-cpp-python from source, ~11 min on 2 cores)",
+    "transformers": "`transformers serve` is not installed in this environment: pip install 'polar[serve-transformers]'",
+    "vllm": "vLLM is not installed in this environment. Install the optional extra: pip install 'polar[vllm]' "
+            "(vLLM needs a Linux machine with a CUDA GPU). Any other OpenAI-compatible server works too: "
+            "point a profile's api_base at it.",
+}
 
 
-def vllm_command(model: str, host: str, port: int, extra: list[str]) -> list[str]:
-    """The `vllm serve` command line; raises ServeError when vLLM is not installed."""
-    if importlib.util.find_spec("vllm") is None:
-        raise ServeError(INSTALL_HINT)
-    # Prefer the console script next to this interpreter (the same virtualenv).
-    exe = shutil.which("vllm", path=str(Path(sys.executable).parent)) or shutil.which("vllm")
+class ServerSettings(StrictModel):
+    """How to serve a local model: the `server:` block of a planner profile, or the options of
+    `polar serve-llm`."""
+
+    model: str = Field(description="A model name (`polar llm models`), name@version, a .gguf file or a checkpoint folder.")
+    engine: Engine | None = Field(default=None, description="Default: the model's (llamacpp for GGUF, transformers for checkpoints).")
+    host: str = "127.0.0.1"
+    port: int = Field(default=8012, ge=1, le=65535)
+    n_ctx: int = Field(default=2048, ge=256, description="llama.cpp's context window: prompt + reply tokens.")
+    threads: int | None = Field(default=None, ge=1, description="CPU threads; default: all cores but one "
+                                "(llama.cpp's threads spin-wait on each other, so a contended core slows all).")
+    prompt_cache: bool = Field(default=False, description=(
+        "llama-cpp-python's RAM cache of evaluated prompt states, for prefix reuse across interleaved "
+        "prompts. Off by default: each saved state keeps the whole logits matrix, which its size limit "
+        "does not count, so memory grows by ~100 MB per request until the server is OOM-killed. The "
+        "shared prefix of consecutive decisions is reused without it (llama.cpp's KV prefix match)."))
+    engine_args: list[str] = Field(default_factory=list, description="Extra command-line arguments for the engine.")
+    autostart: bool = Field(default=True, description="A planner using this profile starts the server when it is not running.")
+    startup_timeout_s: float = Field(default=300.0, gt=0)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    @property
+    def api_base(self) -> str:
+        return f"{self.base_url}/v1"
+
+
+# --- commands ------------------------------------------------------------------------
+
+
+def _require(engine: str, module: str) -> None:
+    if importlib.util.find_spec(module) is None:
+        raise ServeError(ENGINE_HINTS[engine])
+
+
+def _console_script(name: str, engine: str) -> str:
+    exe = shutil.which(name, path=str(Path(sys.executable).parent)) or shutil.which(name)
     if exe is None:
-        raise ServeError("the vllm package is importable but its `vllm` command is not on PATH; reinstall: pip install 'polar[vllm]'")
-    return [exe, "serve", model, "--host", host, "--port", str(port), *extra]
+        raise ServeError(f"the `{name}` command is not on PATH; {ENGINE_HINTS[engine]}")
+    return exe
 
 
-def serve(model: str, host: str = "127.0.0.1", port: int = 8000, extra: list[str] | None = None) -> int:
-    cmd = vllm_command(model, host, port, extra or [])
-    print(f"starting: {' '.join(cmd)}")
-    print(f"profile:  model: hosted_vllm/{model}\n          api_base: http://{host}:{port}/v1", flush=True)
+def engine_command(s: ServerSettings, model: ModelEntry | str, engine: Engine) -> list[str]:
+    """The engine's command line. `model` is an entry, or (vLLM only) a hub id passed through."""
+    threads = s.threads or max(1, (os.cpu_count() or 1) - 1)
+    if engine == "llamacpp":
+        _require(engine, "llama_cpp.server")
+        if not isinstance(model, ModelEntry) or model.format != "gguf":
+            raise ServeError(f"llama.cpp serves GGUF files; {getattr(model, 'path', model)} is not one "
+                             "(serve a checkpoint folder with --engine transformers)")
+        cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(weights_path(model)),
+               "--model_alias", model.name, "--host", s.host, "--port", str(s.port),
+               "--n_ctx", str(s.n_ctx), "--n_threads", str(threads), "--n_threads_batch", str(threads),
+               "--cache", str(s.prompt_cache).lower()]
+        if model.chat_format:
+            cmd += ["--chat_format", model.chat_format]
+        return [*cmd, *s.engine_args]
+    if engine == "transformers":
+        _require(engine, "transformers")
+        path = str(weights_path(model)) if isinstance(model, ModelEntry) else model
+        exe = _console_script("transformers", engine)
+        return [exe, "serve", path, "--host", s.host, "--port", str(s.port), *s.engine_args]
+    _require("vllm", "vllm")
+    exe = _console_script("vllm", "vllm")
+    name = str(weights_path(model)) if isinstance(model, ModelEntry) else model
+    return [exe, "serve", name, "--host", s.host, "--port", str(s.port), *s.engine_args]
+
+
+def served_name(model: ModelEntry | str, engine: Engine) -> str:
+    """The model id the server answers to (what a profile's `model:` names after `openai/`)."""
+    if isinstance(model, ModelEntry):
+        return model.name if engine == "llamacpp" else str(weights_path(model))
+    return model
+
+
+def resolve(s: ServerSettings) -> tuple[ModelEntry | str, Engine]:
+    """The model entry and engine; an unknown, non-local name passes through to vLLM only."""
     try:
-        return subprocess.call(cmd)
-    except KeyboardInterrupt:
-        return 130
+        entry: ModelEntry | str = resolve_model(s.model)
+    except PolarError as err:
+        if s.engine != "vllm":
+            raise ServeError(f"{err} (a Hugging Face hub id is served only by --engine vllm, on a GPU "
+                             "machine with network access)") from None
+        entry = s.model  # a hub id: vLLM fetches it itself
+    engine = s.engine or (entry.engine if isinstance(entry, ModelEntry) else "vllm")
+    return entry, engine
+
+
+# --- state files and probing -------------------------------------------------------------
+
+
+def state_path(host: str, port: int) -> Path:
+    return cache_dir() / "servers" / f"{host}-{port}.json"
+
+
+def read_state(host: str, port: int) -> dict[str, Any] | None:
+    try:
+        return json.loads(state_path(host, port).read_text())
+    except (OSError, json.JSONDecodeError):
+        return None
+
+
+def _start_ticks(pid: int) -> int | None:
+    """When the process started (clock ticks since boot), from /proc: with the pid, it names a
+    process uniquely (a recycled pid has a later start)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return int(stat.rsplit(")", 1)[1].split()[19])  # field 22; the command name may hold spaces
+
+
+def _alive(state: dict[str, Any]) -> bool:
+    """Whether the recorded process still runs (and is ours: same pid and start time)."""
+    pid = state.get("pid")
+    return pid is not None and _start_ticks(int(pid)) == state.get("start_ticks")
+
+
+def probe(base_url: str, timeout: float = 2.0) -> list[str] | None:
+    """The model ids a server at `base_url` serves (GET /v1/models), or None when none answers."""
+    try:
+        with urllib.request.urlopen(f"{base_url}/v1/models", timeout=timeout) as r:
+            data = json.loads(r.read())
+    except (OSError, ValueError, urllib.error.URLError):
+        return None
+    return [str(m.get("id")) for m in data.get("data", []) if isinstance(m, dict)]
+
+
+@contextlib.contextmanager
+def _lock(host: str, port: int) -> Iterator[None]:
+    p = state_path(host, port).with_suffix(".lock")
+    p.parent.mkdir(parents=True, exist_ok=True)
+    with p.open("w") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def _engine_env() -> dict[str, str]:
+    """The engine's environment: unbuffered (its log shows each request as it comes), and
+    without variables llama.cpp's server would take over its command line (HOST, PORT, ...)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("HOST", "PORT", "CONFIG_FILE", "MODEL")}
+    return {**env, "PYTHONUNBUFFERED": "1"}
+
+
+def _log_tail(path: Path, n: int = 15) -> str:
+    try:
+        lines = path.read_text(errors="replace").splitlines()
+    except OSError:
+        return "(no log)"
+    return "\n".join(lines[-n:])
+
+
+# --- start / stop --------------------------------------------------------------------
+
+
+Announce = Callable[[str], None]
+
+
+def _stderr(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def start(s: ServerSettings, *, foreground: bool = False, announce: Announce = _stderr) -> dict[str, Any]:
+    """Start the engine and wait until it answers; returns its state. Reuses a server of ours
+    that already serves the same model on this port; refuses a port taken by anything else."""
+    entry, engine = resolve(s)
+    name = served_name(entry, engine)
+    cmd = engine_command(s, entry, engine)  # first: a missing engine is the error to report
+    with _lock(s.host, s.port):
+        running = probe(s.base_url)
+        if running is not None:
+            state = read_state(s.host, s.port)
+            if name in running:
+                return state or {"pid": None, "model": s.model, "served_name": name, "engine": engine,
+                                 "api_base": s.api_base, "reused": True}
+            raise ServeError(f"{s.base_url} already serves {', '.join(running) or 'something else'}, "
+                             f"not {name}; stop it (polar serve-llm --stop --port {s.port}) or choose another --port")
+        log = state_path(s.host, s.port).with_suffix(".log")
+        log.parent.mkdir(parents=True, exist_ok=True)
+        state = {"pid": None, "command": cmd, "model": s.model, "served_name": name, "engine": engine,
+                 "api_base": s.api_base, "log": str(log), "started_at": time.time()}
+        if isinstance(entry, ModelEntry):
+            state["model_source"], state["license"] = entry.source, entry.license
+        announce(f"starting {engine} server for {s.model} on {s.base_url} (log: {log})")
+        t0 = time.perf_counter()
+        with log.open("ab") as out:
+            proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=None if foreground else out,
+                                    stderr=None if foreground else subprocess.STDOUT, start_new_session=True,
+                                    env=_engine_env())
+        state["pid"], state["start_ticks"] = proc.pid, _start_ticks(proc.pid)
+        state_path(s.host, s.port).write_text(json.dumps(state, indent=1))
+        deadline = time.monotonic() + s.startup_timeout_s
+        while probe(s.base_url, timeout=1.0) is None:
+            if proc.poll() is not None:
+                state_path(s.host, s.port).unlink(missing_ok=True)
+                raise ServeError(f"the {engine} server exited with status {proc.returncode} before it was "
+                                 f"ready; last lines of {log}:\n{_log_tail(log)}")
+            if time.monotonic() > deadline:
+                _terminate(proc.pid)
+                state_path(s.host, s.port).unlink(missing_ok=True)
+                raise ServeError(f"the {engine} server was not ready after {s.startup_timeout_s:g} s; "
+                                 f"last lines of {log}:\n{_log_tail(log)}")
+            time.sleep(0.25)
+        state["ready_s"] = round(time.perf_counter() - t0, 2)
+        state_path(s.host, s.port).write_text(json.dumps(state, indent=1))
+        announce(f"ready in {state['ready_s']:.1f} s: pid {proc.pid}, api_base {s.api_base}, model id {name!r}")
+    if foreground:
+        try:
+            proc.wait()
+        except KeyboardInterrupt:
+            _terminate(proc.pid)
+        finally:
+            state_path(s.host, s.port).unlink(missing_ok=True)
+    return state
+
+
+def _terminate(pid: int, grace_s: float = 15.0) -> None:
+    """SIGTERM the server's process group, SIGKILL it after `grace_s`."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pid, signal.SIGTERM)
+    deadline = time.monotonic() + grace_s
+    while time.monotonic() < deadline:
+        try:
+            waited, _ = os.waitpid(pid, os.WNOHANG)  # our own child: reap it
+        except ChildProcessError:
+            waited = 0
+            if not Path(f"/proc/{pid}").exists():
+                return
+        if waited == pid:
+            return
+        time.sleep(0.1)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pid, signal.SIGKILL)
+
+
+def stop(host: str = "127.0.0.1", port: int = 8012) -> dict[str, Any] | None:
+    """Stop the server Polar started on host:port; returns its state, or None when there was none."""
+    with _lock(host, port):
+        state = read_state(host, port)
+        if state is None:
+            return None
+        state["was_running"] = _alive(state)
+        if state["was_running"]:
+            _terminate(int(state["pid"]))
+        state_path(host, port).unlink(missing_ok=True)
+        return state
+
+
+def status(host: str = "127.0.0.1", port: int = 8012) -> dict[str, Any]:
+    state = read_state(host, port) or {}
+    served = probe(f"http://{host}:{port}")
+    return {**state, "running": served is not None, "serves": served,
+            "ours": bool(state) and _alive(state)}
+
+
+def ensure_server(s: ServerSettings, announce: Announce = _stderr) -> dict[str, Any]:
+    """Make sure the profile's server answers: reuse it, or start it when `autostart` (saying so)."""
+    entry, engine = resolve(s)
+    name = served_name(entry, engine)
+    served = probe(s.base_url)
+    if served is not None and name in served:
+        return {"api_base": s.api_base, "served_name": name, "started": False}
+    if served is not None:
+        raise ServeError(f"{s.base_url} serves {', '.join(served)}, not {name}")
+    if not s.autostart:
+        raise ServeError(f"no server answers at {s.base_url}; start it: polar serve-llm {s.model} --port {s.port}")
+    announce(f"the planner's server ({s.model} on {s.base_url}) is not running: starting it")
+    return {**start(s, announce=announce), "started": True}
+

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from polar.config import StrictModel
+from polar.llm.serve import ServerSettings
 
 
 class RetrySettings(StrictModel):
@@ -44,12 +45,40 @@ class LLMSettings(StrictModel):
     max_tokens: int = Field(default=1024, ge=1)
     timeout_s: float = Field(default=60.0, gt=0, description="Per-attempt request timeout.")
     retries: RetrySettings = RetrySettings()
-    structured_output: Literal["none", "json_object", "json_schema"] = Field(
+    structured_output: Literal["none", "json_object", "json_schema", "json_object_schema"] = Field(
         default="none",
-        description="What the provider enforces: 'json_schema' sends the decision schema as response_format.",
+        description="What the engine enforces: the decision schema as response_format in OpenAI's form "
+                    "('json_schema': OpenAI, vLLM) or llama-cpp-python's ('json_object_schema'); "
+                    "'json_object': JSON mode; 'none': prompt-side JSON.",
     )
     logprobs: bool = Field(default=False, description="Ask for token log-probs (recorded for training data).")
+    top_logprobs: int | None = Field(default=None, ge=0, le=20,
+                                     description="Alternatives per token (llama.cpp returns log-probs only when set).")
+    tokenizer: Literal["none", "server"] = Field(
+        default="none",
+        description="'server': the llama.cpp server's /extras/tokenize endpoint gives the reply's token ids "
+                    "(llama.cpp returns none; vLLM's come with the reply) and the prompt's size before each call.")
+    system_message: Literal["system", "user"] = Field(
+        default="system", description="'user': send the system prompt inside the first user message "
+                                      "(chat formats without a system role, e.g. Gemma's).")
+    warmup: Literal["none", "import", "request"] = Field(
+        default="import", description="Before the first timed call: import litellm ('import'), and send one "
+                                      "1-token request ('request') so that connection set-up is not timed.")
+    context_tokens: int | None = Field(default=None, ge=64,
+                                       description="The model's context window for the prompt-fit check; "
+                                                   "default: server.n_ctx, else unchecked.")
+    server: ServerSettings | None = Field(default=None, description="A local server that serves this model "
+                                                                    "(started when not running, see polar serve-llm).")
     pricing: Pricing | None = None
     role: str = Field(default="planner", description="The caller's role, written into every call record.")
     frozen: bool = Field(default=False, description="Calls of a frozen helper never enter exported training data.")
     extra_params: dict[str, Any] = Field(default_factory=dict, description="Passed through to litellm.completion.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _server_defaults(cls, data: Any) -> Any:
+        # a `server:` block gives the api_base and the context window unless they are set
+        if isinstance(data, dict) and isinstance(data.get("server"), dict | ServerSettings):
+            server = ServerSettings.model_validate(data["server"])
+            data = {"api_base": server.api_base, "context_tokens": server.n_ctx, **data}
+        return data

@@ -19,8 +19,10 @@ from polar.llm.client import LLMClient
 from polar.llm.record import CallRecorder
 from polar.planners.base import PlannerContext, SkillInfo
 from polar.planners.decisions import Decision, Plan, PolicyCode, SkillCall
-from polar.planners.parse import ReplyParseError, decision_json_schema, parse_decision
+from polar.planners.fit import apply_observation_mode, fit_prompt
+from polar.planners.parse import ReplyParseError, parse_decision
 from polar.planners.profile import LLMProfile, resolve_templates
+from polar.planners.schema import decision_schema, response_format
 
 ALLOWED_KINDS: dict[str, list[str]] = {
     "skill": ["skill", "finish"],
@@ -55,6 +57,7 @@ def template_variables(context: PlannerContext, mode: str, history_window: int =
         "feedback": context.feedback,
         "episode_id": context.episode_id,
         "extra": context.extra,
+        "observation_mode": "full",  # see polar.planners.fit.apply_observation_mode
     }
 
 
@@ -101,13 +104,17 @@ class LLMPlanner:
                 budget=Budget(profile.budgets),
             )
         self.client = client
+        self.client.ensure_server()  # a profile's local server starts here when it is not running
         self.last_calls: list[LLMCallRecord] = []
-        schema = {"name": "decision", "schema": decision_json_schema()}
-        self._response_format: dict[str, Any] | None = {
-            "none": None,
-            "json_object": {"type": "json_object"},
-            "json_schema": {"type": "json_schema", "json_schema": schema},
-        }[profile.structured_output]
+
+    def response_format(self, context: PlannerContext) -> dict[str, Any] | None:
+        """The decision schema for this context (skills as enums) in the engine's form."""
+        p = self.profile
+        if p.structured_output in ("none", "json_object"):
+            return None if p.structured_output == "none" else {"type": "json_object"}
+        state = None if p.observation == "view" else context.symbolic
+        schema = decision_schema(context.skills, p.mode, state=state, reason=p.schema_reason)
+        return response_format(schema, p.structured_output)
 
     @property
     def usage(self) -> Usage:
@@ -116,9 +123,13 @@ class LLMPlanner:
     def reset(self) -> None:
         self.client.budget.reset()
         self.last_calls = []
+        self.client.warm_up()  # once: litellm's import and set-up are not a decision's latency
 
-    def messages(self, context: PlannerContext) -> list[dict[str, Any]]:
-        variables = template_variables(context, self.profile.mode, self.profile.history_window)
+    def messages(self, context: PlannerContext, history: int | None = None) -> list[dict[str, Any]]:
+        """The request's messages showing the `history` most recent outcomes (default: the window)."""
+        p = self.profile
+        variables = template_variables(context, p.mode, p.history_window if history is None else history)
+        variables = apply_observation_mode(variables, context.symbolic, p.observation)
         return [
             {"role": "system", "content": self.system_template.render(variables)},
             {"role": "user", "content": self.user_template.render(variables)},
@@ -141,14 +152,18 @@ class LLMPlanner:
 
     def decide(self, context: PlannerContext) -> Decision:
         self.last_calls = []
-        messages = self.messages(context)
+        p = self.profile
+        counter = self.client.count_tokens if self.client.tokenizer is not None else None
+        fit = fit_prompt(lambda k: self.messages(context, k), len(context.history), p.history_window,
+                         counter, p.context_tokens, p.max_tokens, self.template_name)
+        messages, fmt = fit.messages, self.response_format(context)
         errors: list[str] = []
         for _ in range(1 + self.profile.repair_rounds):
             resp = self.client.complete(
-                messages, response_format=self._response_format,
+                messages, response_format=fmt,
                 check=lambda text: self.validate(text, context),
                 template=self.template_name, template_hash=self.template_hash,
-                episode_id=context.episode_id,
+                episode_id=context.episode_id, record_extra={"prompt_fit": fit.as_record(p.context_tokens)},
             )
             self.last_calls.append(resp.call)
             if resp.valid:

@@ -19,6 +19,7 @@ from pydantic import Field, field_validator, model_validator
 from polar.config import StrictModel, check_safe_name, read_mapping, validate
 from polar.errors import ConfigError, PolarError
 from polar.llm.settings import BudgetLimits, LLMSettings
+from polar.planners.fit import ObservationMode
 from polar.workspace import resolve_asset
 
 if TYPE_CHECKING:
@@ -52,7 +53,12 @@ class LLMProfile(LLMSettings, _Named):
     budgets: BudgetLimits = BudgetLimits()
     cache_dir: str | None = Field(default=".polar/llm-cache", description="Replay cache folder; null disables it.")
     record_path: str | None = Field(default=".polar/llm-calls.jsonl", description="JSONL call record; null disables it.")
-    history_window: int = Field(default=12, ge=0, description="How many recent outcomes the prompt shows.")
+    history_window: int = Field(default=12, ge=0, description="How many recent outcomes the prompt shows "
+                                                               "(fewer when the prompt would not fit the context).")
+    observation: ObservationMode = Field(default="full", description="What the prompt shows of the state: "
+                                         "full, predicates (symbolic state only) or view (the text view only).")
+    schema_reason: bool = Field(default=False, description="Let the decision schema hold a short reason "
+                                                            "(more tokens to generate).")
 
 
 # Options of the offline planners, by backend: name -> (type, what it does).

@@ -14,10 +14,14 @@ runner = CliRunner()
 
 
 def test_serve_llm_without_vllm_says_what_to_install():
-    proc = subprocess.run([sys.executable, "-m", "polar.cli", "serve-llm", "Qwen/Qwen2.5-0.5B-Instruct"],
-                          capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, "-m", "polar.cli", "serve-llm", "--engine", "vllm",
+                           "Qwen/Qwen2.5-0.5B-Instruct"], capture_output=True, text=True)
     assert proc.returncode == 2
     assert "ServeError" in proc.stderr and "pip install 'polar[vllm]'" in proc.stderr
+    # a hub id is not a local model: only vLLM fetches one
+    proc = subprocess.run([sys.executable, "-m", "polar.cli", "serve-llm", "Qwen/Qwen2.5-0.5B-Instruct"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2 and "served only by --engine vllm" in proc.stderr
 
 
 def test_export_skips_frozen_invalid_and_duplicate_calls(tmp_path):

@@ -168,7 +168,7 @@ def test_bad_profile_key_names_the_field(tmp_path):
 
 
 def test_shipped_profiles_load():
-    for name in ("openai", "vllm", "local-test"):
+    for name in ("openai", "vllm", "local-test", "local"):
         profile = load_planner_profile(name)
         assert isinstance(profile, LLMProfile) and profile.name == name
 

@@ -1,0 +1,86 @@
+"""The decision JSON schema built from the skills on offer and the harness's state.
+
+Sent as `response_format`, it lets a constrained-decoding engine (llama.cpp turns it into a
+grammar) produce only replies that parse: skill names are an enum of the library's skills,
+each skill's arguments an enum of its declared choices, and the decision kinds those the
+planner's mode allows. With `state` (the symbolic state, in `predicates` observation mode)
+each argument's choices are narrowed to the values present in the world (the types and
+colours of its objects) when any are; in `view` mode nothing of the hidden state leaks into
+the schema.
+
+    schema = decision_schema(context.skills, "skill", state=context.symbolic)
+    response_format(schema, "json_object_schema")   # llama-cpp-python's form
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from polar.harnesses.base import SymbolicState
+from polar.planners.base import SkillInfo
+
+SchemaStyle = Literal["json_object_schema", "json_schema"]
+MAX_PLAN_STEPS = 8
+
+
+def _closed(properties: dict[str, Any], required: list[str] | None = None) -> dict[str, Any]:
+    return {"type": "object", "properties": properties,
+            "required": list(properties) if required is None else required, "additionalProperties": False}
+
+
+def world_values(state: SymbolicState | None) -> set[str]:
+    """The argument values the world holds: every object's type and colour."""
+    if state is None:
+        return set()
+    return {v for o in state.objects for v in (o.type, o.color) if v}
+
+
+def _arg_schema(choices: list[str] | str, present: set[str]) -> dict[str, Any]:
+    if isinstance(choices, str):  # a type name, not a list of choices
+        return {"type": {"int": "integer", "float": "number", "bool": "boolean"}.get(choices, "string")}
+    narrowed = [c for c in choices if c in present]
+    return {"enum": narrowed or list(choices)}
+
+
+def skill_call_schema(skill: SkillInfo, present: set[str], reason: bool = False) -> dict[str, Any]:
+    props: dict[str, Any] = {"kind": {"const": "skill"}, "skill": {"const": skill.name},
+                             "args": _closed({p: _arg_schema(c, present) for p, c in skill.parameters.items()})}
+    if reason:
+        props["reason"] = {"type": "string", "maxLength": 160}
+    return _closed(props)
+
+
+def finish_schema(reason: bool = False) -> dict[str, Any]:
+    props: dict[str, Any] = {"kind": {"const": "finish"}, "success": {"type": "boolean"}}
+    if reason:
+        props["reason"] = {"type": "string", "maxLength": 160}
+    return _closed(props)
+
+
+def decision_schema(skills: list[SkillInfo], mode: str, *, state: SymbolicState | None = None,
+                    reason: bool = False) -> dict[str, Any]:
+    """The `{"decision": ...}` envelope's schema for `mode` (skill | plan | code | auto)."""
+    present = world_values(state)
+    calls = [skill_call_schema(s, present, reason) for s in skills]
+    options: list[dict[str, Any]] = []
+    if mode in ("skill", "auto"):
+        options += calls
+    if mode in ("plan", "auto") and calls:
+        step = calls[0] if len(calls) == 1 else {"anyOf": calls}
+        props: dict[str, Any] = {"kind": {"const": "plan"},
+                                 "steps": {"type": "array", "items": step, "minItems": 1, "maxItems": MAX_PLAN_STEPS}}
+        options.append(_closed(props))
+    if mode in ("code", "auto"):
+        options.append(_closed({"kind": {"const": "code"}, "source": {"type": "string"}}))
+    options.append(finish_schema(reason))
+    decision = options[0] if len(options) == 1 else {"anyOf": options}
+    return _closed({"decision": decision})
+
+
+def response_format(schema: dict[str, Any], style: SchemaStyle) -> dict[str, Any]:
+    """`response_format` in the form the engine takes: llama-cpp-python's server wants
+    `{"type": "json_object", "schema": ...}` (it answers 500 to the OpenAI form);
+    OpenAI and vLLM take `{"type": "json_schema", "json_schema": {...}}`."""
+    if style == "json_object_schema":
+        return {"type": "json_object", "schema": schema}
+    return {"type": "json_schema", "json_schema": {"name": "decision", "schema": schema}}

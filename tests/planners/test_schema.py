@@ -1,0 +1,69 @@
+"""The decision schema built from the library and the harness state (response_format)."""
+
+from pathlib import Path
+
+from polar.harnesses.base import SymbolicObject, SymbolicState
+from polar.planners.base import PlannerContext, SkillInfo
+from polar.planners.parse import parse_decision
+from polar.planners.schema import decision_schema, response_format
+
+CONTEXT = Path(__file__).resolve().parents[2] / "prompts" / "examples" / "doorkey_context.json"
+GOTO = SkillInfo(name="goto", description="walk", parameters={"object": ["key", "door", "ball", "goal"],
+                                                               "color": ["red", "yellow", "green"]})
+LEFT = SkillInfo(name="left", description="turn")
+STATE = SymbolicState(objects=[SymbolicObject(type="key", color="yellow"), SymbolicObject(type="door", color="yellow"),
+                               SymbolicObject(type="goal", color="green")])
+
+
+def _options(schema):
+    d = schema["properties"]["decision"]
+    return d.get("anyOf", [d])
+
+
+def test_skill_names_and_arguments_are_enums_from_the_library():
+    schema = decision_schema([GOTO, LEFT], "skill")
+    assert schema["required"] == ["decision"] and schema["additionalProperties"] is False
+    goto, left, finish = _options(schema)
+    assert goto["properties"]["skill"] == {"const": "goto"}
+    assert goto["properties"]["args"]["properties"]["object"]["enum"] == ["key", "door", "ball", "goal"]
+    assert goto["properties"]["args"]["additionalProperties"] is False
+    assert left["properties"]["args"]["properties"] == {}
+    assert finish["properties"]["kind"] == {"const": "finish"} and "success" in finish["required"]
+    assert "reason" not in goto["properties"]  # no free text unless the profile asks for it
+    assert "reason" in _options(decision_schema([GOTO], "skill", reason=True))[0]["properties"]
+
+
+def test_the_state_narrows_arguments_to_what_the_world_holds():
+    goto = _options(decision_schema([GOTO], "skill", state=STATE))[0]["properties"]["args"]["properties"]
+    assert goto["object"]["enum"] == ["key", "door", "goal"]  # no ball in this world
+    assert goto["color"]["enum"] == ["yellow", "green"]
+    # a parameter none of whose choices is in the world keeps them all
+    paint = SkillInfo(name="paint", description="x", parameters={"shade": ["light", "dark"], "n": "int"})
+    args = _options(decision_schema([paint], "skill", state=STATE))[0]["properties"]["args"]["properties"]
+    assert args == {"shade": {"enum": ["light", "dark"]}, "n": {"type": "integer"}}
+
+
+def test_modes_offer_their_kinds_and_every_schema_instance_parses():
+    kinds = lambda mode: [o["properties"]["kind"]["const"] for o in _options(decision_schema([GOTO], mode))]  # noqa: E731
+    assert kinds("skill") == ["skill", "finish"]
+    assert kinds("plan") == ["plan", "finish"]
+    assert kinds("code") == ["code", "finish"]
+    assert kinds("auto") == ["skill", "plan", "code", "finish"]
+    # replies shaped like each option are decisions the planner accepts
+    for reply in ['{"decision": {"kind": "skill", "skill": "goto", "args": {"object": "key", "color": "yellow"}}}',
+                  '{"decision": {"kind": "plan", "steps": [{"kind": "skill", "skill": "left", "args": {}}]}}',
+                  '{"decision": {"kind": "finish", "success": true}}']:
+        parse_decision(reply)
+
+
+def test_response_format_takes_the_engines_form():
+    schema = decision_schema([GOTO], "skill")
+    assert response_format(schema, "json_object_schema") == {"type": "json_object", "schema": schema}
+    rf = response_format(schema, "json_schema")
+    assert rf["type"] == "json_schema" and rf["json_schema"]["schema"] is schema
+
+
+def test_example_context_gives_a_schema_over_its_skills():
+    ctx = PlannerContext.model_validate_json(CONTEXT.read_text())
+    names = [o["properties"].get("skill", {}).get("const") for o in _options(decision_schema(ctx.skills, "skill"))]
+    assert names == [s.name for s in ctx.skills] + [None]
