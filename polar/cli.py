@@ -43,6 +43,7 @@ def _root(
 
 # Each module defines `register(app: typer.Typer) -> None`.
 CLI_MODULES = [
+    "polar.scaffold.cli",
     "polar.sandboxes.cli",
     "polar.harnesses.cli",
     "polar.agent.cli",

@@ -20,7 +20,7 @@ LAYERS: list[set[str]] = [
     {"polar.rl", "polar.sandboxes", "polar.skills", "polar.planners"},
     {"polar.agent"},
     {"polar.evals"},
-    {"polar.cli"},
+    {"polar.cli", "polar.scaffold"},  # polar init: the example workspace's game runs the connector
 ]
 # Areas of one layer are independent of each other, except where listed (user -> used).
 SAME_LAYER: dict[str, set[str]] = {

@@ -85,13 +85,18 @@ def register_cmd(
     params: str = typer.Option(None, "--params", help='Parameter schema as JSON, e.g. {"color": ["red", "blue"]}.'),
     harness: Annotated[list[str] | None, typer.Option("--harness", help="Harness id pattern it accepts (repeatable), e.g. 'minigrid:*'.")] = None,
     termination: Annotated[list[str] | None, typer.Option("--termination", help="Termination predicate template (repeatable).")] = None,
-    termination_check: str = typer.Option(None, "--termination-check", help="polar.module:function termination check."),
+    termination_check: str = typer.Option(None, "--termination-check", help="Termination check: polar.module:function, "
+                                          "or hooks.<file>:<function> from the library's hooks/ folder."),
     precondition: Annotated[list[str] | None, typer.Option("--precondition", help="Precondition template (repeatable).")] = None,
     effect: Annotated[list[str] | None, typer.Option("--effect", help="Effect template (repeatable).")] = None,
-    features: str = typer.Option(None, "--features", help="polar.module:function feature hook."),
+    features: str = typer.Option(None, "--features", help="Feature hook: polar.module:function, or "
+                                 "hooks.<file>:<function> from the library's hooks/ folder."),
     features_kwargs: str = typer.Option(None, "--features-kwargs", help="JSON keyword arguments of the feature hook."),
     budget: int = typer.Option(None, "--budget", help="Step budget."),
     env_steps: int = typer.Option(None, "--env-steps", help="Env steps spent training (else read from the run dir)."),
+    deterministic: bool = typer.Option(None, "--deterministic/--stochastic",
+                                       help="Act with the policy's most likely action (default) or sample from it "
+                                            "(what PPO optimised; a greedy policy can loop where sampling succeeds)."),
     trained_on: Annotated[list[str] | None, typer.Option("--trained-on", help="Harness ids trained on (else read from the run config).")] = None,
     library: Path = LIBRARY,
     as_json: bool = AS_JSON,
@@ -116,6 +121,8 @@ def register_cmd(
         "step_budget": budget,
     }
     data.update({k: v for k, v in overrides.items() if v is not None})
+    if deterministic is not None:
+        data["deterministic"] = deterministic
     if termination or termination_check:
         data["termination"] = {"predicates": termination or [], "check": termination_check}
     if features:
@@ -146,6 +153,88 @@ def register_cmd(
         print(json.dumps(_skill_json(skill), indent=1))
     else:
         console.print(f"registered [bold]{skill.ref}[/] in {skill.path}")
+
+
+def _check_and_register(data: dict[str, Any], source: str, library: Path | None, as_json: bool) -> None:
+    """Validate a weightless skill (primitive or python), check its hooks and actions, register it."""
+    from polar.config import validate
+    from polar.errors import ConfigError
+    from polar.skills.model import Skill, SkillLoadError, check_hooks
+
+    if data.get("kind") not in ("primitive", "python"):
+        raise ConfigError(f"{source}: kind: expected primitive or python, got {data.get('kind')!r} (a trained "
+                          "policy is registered from its run with `polar skills register RUN_DIR`)")
+    data.setdefault("provenance", {}).setdefault("source", source)
+    skill = validate(Skill, data, source)
+    lib = _lib(library)
+    try:
+        check_hooks(skill, lib.root)
+    except SkillLoadError as err:
+        raise ConfigError(f"{source}: {err}") from None
+    _check_action(skill, source)
+    skill = lib.register(skill)
+    if as_json:
+        print(json.dumps(_skill_json(skill), indent=1))
+    else:
+        console.print(f"registered [bold]{skill.ref}[/] ({skill.kind}) in {skill.path}")
+
+
+def _check_action(skill: Any, source: str) -> None:
+    """A primitive's action must be one of the harness's actions, for every concrete harness
+    id it names (patterns with wildcards are checked when the skill runs)."""
+    from polar.errors import ConfigError
+    from polar.harnesses.registry import make_harness
+
+    if skill.kind != "primitive":
+        return
+    for pattern in skill.harnesses:
+        if any(ch in pattern for ch in "*?["):
+            continue
+        with make_harness(pattern) as h:
+            meanings = h.spec.action_meanings or []
+        if skill.action not in meanings:
+            raise ConfigError(f"{source}: action: harness {pattern!r} has no action {skill.action!r} "
+                              f"(its actions: {', '.join(meanings) or 'unnamed; set action_meanings'})")
+
+
+@skills_app.command("add-primitive")
+def add_primitive_cmd(
+    name: Annotated[str, typer.Argument(help="Skill name (lowercase, digits, _ or -).")],
+    action: str = typer.Option(..., "--action", help="The one harness action it takes (an entry of the harness's "
+                               "action meanings, see `polar harness describe`)."),
+    description: str = typer.Option(..., "--description", help="What the action does, for planners."),
+    harness: list[str] = typer.Option(..., "--harness", help="Harness id or pattern it accepts (repeatable); "
+                                      "concrete ids are checked for the action."),
+    params: str = typer.Option(None, "--params", help='Parameter schema as JSON, e.g. {"color": ["red", "blue"]}.'),
+    precondition: Annotated[list[str] | None, typer.Option("--precondition", help="Precondition template (repeatable).")] = None,
+    effect: Annotated[list[str] | None, typer.Option("--effect", help="Effect template (repeatable); success means "
+                                                     "every effect was achieved by the action.")] = None,
+    library: Path = LIBRARY,
+    as_json: bool = AS_JSON,
+) -> None:
+    """Register a primitive: one harness action as a skill, judged by its effect predicates."""
+    data: dict[str, Any] = {"name": name, "kind": "primitive", "action": action, "description": description,
+                            "harnesses": harness, "preconditions": precondition or [], "effects": effect or [],
+                            "step_budget": 1}
+    if params:
+        data["parameters"] = _json_arg(params, "--params")
+    _check_and_register(data, "command line", library, as_json)
+
+
+@skills_app.command("add")
+def add_cmd(
+    manifest: Annotated[Path, typer.Argument(help="A skill.yaml: a primitive (kind: primitive, action: ...) or a "
+                                             "plain-Python skill (kind: python, policy: {loader: hooks.<file>:<fn>}).")],
+    library: Path = LIBRARY,
+    as_json: bool = AS_JSON,
+) -> None:
+    """Register a skill that needs no weights from its YAML manifest (see docs/skills.md).
+
+    A Python skill's function `act(obs, args, **policy.config) -> action` lives in the
+    library's hooks/ folder and is checked (imported, callable) before anything is written."""
+    from polar.config import read_mapping
+
+    _check_and_register(read_mapping(manifest), str(manifest), library, as_json)
 
 
 def _run_provenance(run_dir: Path) -> dict[str, Any]:

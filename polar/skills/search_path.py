@@ -19,11 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from polar.skills.model import Measurement, Skill, SkillError, SkillNotFound
-from polar.skills.store import SkillLibrary, parse_ref
-
-SHIPPED_READ_ONLY = ("{root} is the skill library shipped with Polar, which Polar never writes "
-                     "into; run from your own workspace (`polar init DIR`, then cd DIR) or name a "
-                     "library with --library (or $POLAR_SKILLS)")
+from polar.skills.store import SkillLibrary, parse_ref, shipped_library
 
 
 class LayeredLibrary:
@@ -124,10 +120,6 @@ class LayeredLibrary:
 Library = SkillLibrary | LayeredLibrary
 
 
-def _shipped(root: Path) -> SkillLibrary:
-    return SkillLibrary(root, read_only=SHIPPED_READ_ONLY.format(root=root))
-
-
 def open_library(root: str | Path | None = None) -> Library:
     """The library a command or an agent uses: `root` (or `$POLAR_SKILLS`) alone when given,
     else the workspace library over the shipped one (see the module docstring)."""
@@ -138,11 +130,11 @@ def open_library(root: str | Path | None = None) -> Library:
     from polar.workspace import is_shipped, shipped_roots, user_dir
 
     top_dir = user_dir("skills")
-    top = _shipped(top_dir) if is_shipped(top_dir) else SkillLibrary(top_dir)
+    top = shipped_library(top_dir) if is_shipped(top_dir) else SkillLibrary(top_dir)
     below: list[SkillLibrary] = []
     for r in shipped_roots():
         d = r / "skills"
         if d.is_dir() and d.resolve() != top_dir.resolve() and (d / "library.sqlite").is_file():
-            below.append(_shipped(d))
+            below.append(shipped_library(d))
             break  # the checkout's library, else the wheel's copy: one shipped library
     return LayeredLibrary(top, below) if below else top

@@ -74,6 +74,16 @@ def default_root() -> Path:
     return user_dir("skills")
 
 
+SHIPPED_READ_ONLY = ("{root} is the skill library shipped with Polar, which Polar never writes "
+                     "into; run from your own workspace (`polar init DIR`, then cd DIR) or name a "
+                     "library with --library (or $POLAR_SKILLS)")
+
+
+def shipped_library(root: Path) -> SkillLibrary:
+    """The shipped library at `root`, read-only."""
+    return SkillLibrary(root, read_only=SHIPPED_READ_ONLY.format(root=root))
+
+
 def parse_ref(ref: str) -> tuple[str, int | None]:
     """`goto` -> ("goto", None); `goto@3` -> ("goto", 3); `goto@latest` -> ("goto", None)."""
     name, sep, ver = ref.partition("@")
@@ -91,7 +101,13 @@ class SkillLibrary:
     def __init__(self, root: str | Path | None = None, *, read_only: str | None = None) -> None:
         """`read_only`: why this library must never be written (e.g. it is the shipped one);
         every write then raises SkillError with that text."""
-        self.root = Path(root).expanduser() if root is not None else default_root()
+        if root is None:
+            root = default_root()
+            from polar.workspace import is_shipped
+
+            if read_only is None and not os.environ.get("POLAR_SKILLS") and is_shipped(root):
+                read_only = SHIPPED_READ_ONLY.format(root=root)  # run from the checkout itself
+        self.root = Path(root).expanduser()
         self.index = self.root / INDEX_FILE
         self.read_only = read_only
 
