@@ -28,6 +28,7 @@ SAME_LAYER: dict[str, set[str]] = {
     "polar.wire": {"polar.errors"},
     "polar.workspace": {"polar.errors"},
     "polar.episode": {"polar.files"},
+    "polar.cli": {"polar.scaffold"},  # `polar init` (polar.scaffold.cli) lays out the example workspace
 }
 # Functions that build an object chosen at run time (a factory) may import it lazily from anywhere.
 FACTORY_FUNCTIONS: set[tuple[str, str]] = {
