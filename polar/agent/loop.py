@@ -21,7 +21,7 @@ from polar.errors import BudgetExceeded, LLMError, PlannerError
 from polar.harnesses.base import Harness
 from polar.harnesses.rollout import Verdict, judge, unsolved_cause
 from polar.planners.base import HistoryItem, Planner, PlannerContext
-from polar.planners.decisions import Decision, Finish
+from polar.planners.decisions import Decision, Finish, PolicyCode
 from polar.sandboxes.profiles import SandboxProfile
 
 EventHook = Callable[[str, dict[str, Any]], None]
@@ -63,13 +63,15 @@ class Agent:
         feedback: str | None = None
         failure: Failure | None = None  # why the loop stopped early, when it did
         last_failed: FailureCause | None = None  # the cause of the latest failed execution
+        failed_code: str | None = None  # the source of the latest policy code that failed
         claim: bool | None = None
         self.on_event("start", {"episode_id": episode_id, "task": task, "harness": h.spec.id, "seed": seed})
         while not h.done:
             if len(decisions) >= cfg.max_decisions:
                 failure = FailureCause.BUDGET, f"decision budget ({cfg.max_decisions}) exhausted"
                 break
-            decision, rec, failure = self._decide(context.build(obs, history, feedback), len(decisions))
+            decision, rec, failure = self._decide(context.build(obs, history, feedback, failed_code),
+                                                  len(decisions))
             decisions.append(rec)
             if decision is None:
                 break
@@ -83,6 +85,8 @@ class Agent:
             rec.outcomes, rec.env_steps = ex.outcomes, h.t - before
             obs, feedback, history = ex.obs, ex.feedback, history + ex.history
             last_failed = ex.failure or last_failed
+            if isinstance(decision, PolicyCode):
+                failed_code = None if all(o.success for o in ex.outcomes) else decision.source
             if ex.harness_error is not None:  # a broken harness cannot be replanned around
                 failure = FailureCause.HARNESS_ERROR, ex.harness_error
                 break

@@ -55,6 +55,8 @@ class PlannerContext(BaseModel):
     steps_left: int | None = None
     episode_id: str = ""
     feedback: str | None = None  # e.g. the last failure's cause, for replanning
+    observation_json: str | None = None  # the observation as policy code's act(obs) receives it
+    previous_code: str | None = None  # the source of the latest policy code that failed
     extra: dict[str, Any] = Field(default_factory=dict)
 
 
