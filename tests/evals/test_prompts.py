@@ -16,6 +16,21 @@ ROOT = Path(__file__).resolve().parents[2]
 GIVE_UP = {"kind": "finish", "success": False, "reason": "scripted"}
 
 
+def _suite(tmp_path: Path, server: ScriptedLLMServer, episodes: int, cache_dir: str | None = None,
+           extra_agents: list[dict] | None = None) -> dict:
+    """A one-harness suite whose planner agent asks the scripted server."""
+    profile = tmp_path / "p.yaml"
+    profile.write_text(yaml.safe_dump({
+        "backend": "llm", "model": "openai/scripted", "api_base": server.url, "mode": "skill",
+        "timeout_s": 5, "retries": {"max_attempts": 1}, "structured_output": "none",
+        "cache_dir": cache_dir, "record_path": None,
+    }))
+    return {"name": "pv", "agents": [{"name": "llm", "kind": "planner", "planner": str(profile)},
+                                     *(extra_agents or [])],
+            "harnesses": [{"id": "minigrid:MiniGrid-DoorKey-5x5-v0", "max_steps": 20}],
+            "seeds": [0], "episodes": episodes}
+
+
 def test_parse_variants() -> None:
     assert parse_variants(["a=planner_skill", "b=x/y.j2"]) == {"a": "planner_skill", "b": "x/y.j2"}
     with pytest.raises(ConfigError, match="NAME=TEMPLATE"):
@@ -29,16 +44,7 @@ def test_variants_side_by_side_and_the_cache_makes_repeats_free(tmp_path: Path) 
     terse.write_text((ROOT / "prompts" / "planner_skill.j2").read_text()
                      .replace("name: planner_skill", "name: terse") + "\nAnswer in as few words as you can.\n")
     with ScriptedLLMServer(default=Reply.decision(GIVE_UP, usage=(100, 7))) as server:
-        profile = tmp_path / "p.yaml"
-        profile.write_text(yaml.safe_dump({
-            "backend": "llm", "model": "openai/scripted", "api_base": server.url, "mode": "skill",
-            "timeout_s": 5, "retries": {"max_attempts": 1}, "structured_output": "none",
-            "cache_dir": str(tmp_path / "cache"), "record_path": None,
-        }))
-        suite = {"name": "pv", "agents": [{"name": "llm", "kind": "planner", "planner": str(profile)},
-                                          {"name": "random", "kind": "random"}],
-                 "harnesses": [{"id": "minigrid:MiniGrid-DoorKey-5x5-v0", "max_steps": 20}],
-                 "seeds": [0], "episodes": 2}
+        suite = _suite(tmp_path, server, 2, str(tmp_path / "cache"), [{"name": "random", "kind": "random"}])
         variants = {"base": "planner_skill", "terse": str(terse)}
         rows = compare_prompts(suite, variants, tmp_path / "a", workers=0, quiet=True)
         assert server.request_count == 4  # 2 variants x 2 episodes, one decision each
@@ -64,15 +70,7 @@ def test_editing_a_template_reruns_its_variant_only(tmp_path: Path) -> None:
     body = (ROOT / "prompts" / "planner_skill.j2").read_text().replace("name: planner_skill", "name: terse")
     terse.write_text(body)
     with ScriptedLLMServer(default=Reply.decision(GIVE_UP, usage=(100, 7))) as server:
-        profile = tmp_path / "p.yaml"
-        profile.write_text(yaml.safe_dump({
-            "backend": "llm", "model": "openai/scripted", "api_base": server.url, "mode": "skill",
-            "timeout_s": 5, "retries": {"max_attempts": 1}, "structured_output": "none",
-            "cache_dir": None, "record_path": None,
-        }))
-        suite = {"name": "pv", "agents": [{"name": "llm", "kind": "planner", "planner": str(profile)}],
-                 "harnesses": [{"id": "minigrid:MiniGrid-DoorKey-5x5-v0", "max_steps": 20}],
-                 "seeds": [0], "episodes": 1}
+        suite = _suite(tmp_path, server, 1)
         variants = {"base": "planner_skill", "terse": str(terse)}
         first = compare_prompts(suite, variants, tmp_path / "out", workers=0, quiet=True)
         assert [(r.cells_run, r.cells_reused) for r in first] == [(1, 0), (1, 0)]
@@ -97,15 +95,7 @@ def test_compare_shows_cases_and_diffs_in_80_columns_and_flags_a_broken_template
     broken = tmp_path / "broken.j2"
     broken.write_text("---\nname: broken\nmode: skill\ninputs: [task]\n---\n{{ task }} {% if %}\n")
     with ScriptedLLMServer(default=Reply.decision(GIVE_UP, usage=(100, 7))) as server:
-        profile = tmp_path / "p.yaml"
-        profile.write_text(yaml.safe_dump({
-            "backend": "llm", "model": "openai/scripted", "api_base": server.url, "mode": "skill",
-            "timeout_s": 5, "retries": {"max_attempts": 1}, "structured_output": "none",
-            "cache_dir": None, "record_path": None,
-        }))
-        suite = {"name": "pv", "agents": [{"name": "llm", "kind": "planner", "planner": str(profile)}],
-                 "harnesses": [{"id": "minigrid:MiniGrid-DoorKey-5x5-v0", "max_steps": 20}],
-                 "seeds": [0], "episodes": 2}
+        suite = _suite(tmp_path, server, 2)
         console = Console(width=80, record=True, force_terminal=False)
         rows = compare_prompts(suite, {"base": "planner_skill", "broken": str(broken), "terse": str(terse)},
                                tmp_path / "out", workers=0, console=console)
