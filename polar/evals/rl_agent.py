@@ -3,7 +3,9 @@
 takes the argmax).
 
 Training runs in `<out>/work/<cell>/train` through `polar.rl.trainer.Trainer`, so a training
-run killed half-way resumes from its latest checkpoint, and a finished one is reused.
+run killed half-way resumes from its latest checkpoint, and a finished one is reused while
+its training config and its game (the harness fingerprint: spec and a connector game's
+sources) are unchanged; otherwise it trains again from scratch.
 The learning curve comes from `CurveRecorder`, a trainer hook that plays evaluation episodes
 with the same loop and action mode as the suite's (`eval_curve.jsonl`), not from the
 trainer's own greedy evaluations.
@@ -61,6 +63,7 @@ def _deep_merge(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
 
 
 CURVE_FILE = "eval_curve.jsonl"
+GAME_FILE = "harness.sha"  # the fingerprint of the game a run trains on (a changed game: train again)
 CURVE_SEED = 2**31  # learning-curve episodes use seeds CURVE_SEED + i, disjoint from the suite's
 
 
@@ -172,12 +175,15 @@ class PureRLAgent(EvalAgent):
         )
 
     def _train(self, tcfg: Any, run: Path, entry: SuiteHarness) -> dict[str, Any]:
+        from polar.files import atomic_write
+        from polar.harnesses.fingerprint import harness_fingerprint
         from polar.rl.checkpoint import CheckpointError, latest_checkpoint
         from polar.rl.trainer import Trainer
 
         cfg = self.config
         trainer = None
-        if _same_config(run, tcfg):
+        game = harness_fingerprint(entry.id)  # the game trained on: its spec and sources
+        if _same_config(run, tcfg) and _read_text(run / GAME_FILE) == game:
             done = run / "eval.json"
             if done.exists():
                 return json.loads(done.read_text())  # trained earlier; the cell died after that
@@ -188,11 +194,12 @@ class PureRLAgent(EvalAgent):
                 pass
         if trainer is None:
             if run.exists():
-                # Leftovers of another config (or of a run without a checkpoint): its metrics
+                # Leftovers of another config or game (or of a run without a checkpoint): its metrics
                 # would pollute the learning curve, so start from an empty folder (our work dir).
                 shutil.rmtree(run)
             trainer = Trainer(tcfg, run)
         run.mkdir(parents=True, exist_ok=True)
+        atomic_write(run / GAME_FILE, game)
         curve = CurveRecorder(run, entry, cfg.eval_every, cfg.curve_episodes, cfg.deterministic)
         curve.trim(trainer.env_steps)
         if cfg.eval_every:
@@ -214,6 +221,10 @@ class PureRLAgent(EvalAgent):
             torch.manual_seed(env_seed)
             return play_episode(harness, lambda obs: policy.act(obs, deterministic=det), agent=self.label,
                                 task=task, env_seed=env_seed, max_steps=max_steps, episode_id=episode_id)
+
+
+def _read_text(path: Path) -> str | None:
+    return path.read_text() if path.is_file() else None
 
 
 def _same_config(run: Path, tcfg: Any) -> bool:

@@ -101,3 +101,29 @@ def test_a_changed_skill_hook_reruns_planner_cells(tmp_path: Path) -> None:
     again = run_cells(suite, tmp_path / "out", progress=False)
     # the suite is unchanged: only the hook file's content moved the planner's key
     assert [c.agent for c in again.ran] == ["sym"] and [c.agent for c in again.skipped] == ["rnd"]
+
+
+def test_editing_the_game_retrains_a_pure_rl_cell_instead_of_reusing_its_training(tmp_path: Path) -> None:
+    from polar.evals.rl_agent import GAME_FILE
+
+    game_dir = tmp_path / "harnesses" / "corridor"
+    shutil.copytree(ROOT / "polar" / "scaffold" / "workspace" / "harnesses" / "corridor", game_dir,
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    spec = game_dir / "corridor.yaml"
+    ppo = {"name": "ppo", "kind": "pure_rl", "train_steps": 256, "eval_every": 0,
+           "overrides": {"ppo": {"num_envs": 2, "num_steps": 64}, "network": {"hidden": [8]}}}
+    suite = {"name": "rl", "agents": [ppo], "seeds": [0], "episodes": 1,
+             "harnesses": [{"id": str(spec), "name": "corridor", "max_steps": 20}]}
+    out = tmp_path / "out"
+    assert len(run_cells(suite, out, progress=False).ran) == 1
+    [run] = list((out / "work").rglob(GAME_FILE))
+    marker = run.parent / "still-the-first-training"
+    marker.write_text("")
+
+    shutil.rmtree(out / "cells")  # the cell is lost, the game unchanged: its training is reused
+    assert len(run_cells(suite, out, progress=False).ran) == 1 and marker.exists()
+
+    game = game_dir / "corridor_game.py"
+    game.write_text(game.read_text() + "\n# new rules\n")  # the game changed: train again
+    assert len(run_cells(suite, out, progress=False).ran) == 1
+    assert not marker.exists() and run.read_text() == harness_fingerprint(str(spec))
