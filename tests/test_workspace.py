@@ -109,3 +109,29 @@ def test_from_the_checkout_the_shipped_library_is_read_only(monkeypatch) -> None
 
     with pytest.raises(SkillError, match="never writes into.*polar init"):
         lib.register(primitive_skills()[0].model_copy(update={"name": "another_pickup"}))
+
+
+def test_the_walkthrough_in_a_scratch_workspace(tmp_path: Path) -> None:
+    """docs/walkthrough.md's commands that need no model and no training, outside the checkout."""
+    ws = tmp_path / "my-polar"
+    assert polar_in(tmp_path, "init", str(ws)).returncode == 0
+    r = polar_in(ws, "skills", "add-primitive", "press", "--action", "press", "--harness", "corridor",
+                 "--precondition", "at(button)", "--effect", "lit(lamp)", "--description", "Press the button.")
+    assert r.returncode == 0 and "registered press@1" in r.stdout, r.stderr
+    assert polar_in(ws, "skills", "add", "skills/walk_scripted.skill.yaml").returncode == 0
+    r = polar_in(ws, "prompts", "render", "my_skill", "--harness", "corridor", "--seed", "0", "--planner", "my_local")
+    assert r.returncode == 0, r.stderr
+    assert "- press: Press the button. Needs at(button). Gives lit(lamp)." in r.stdout
+    assert "Goal: lit(lamp)" in r.stdout and "walk_scripted" in r.stdout
+
+    suite = (ws / "evals" / "corridor.yaml").read_text()
+    (ws / "evals" / "corridor.yaml").write_text(suite.replace("  - {name: ppo,", "  # - {name: ppo,"))
+    first = polar_in(ws, "compare", "corridor", "--workers", "0")
+    assert first.returncode == 0 and "ran 2 cell(s), reused 0" in first.stdout, first.stderr
+    assert "ran 0 cell(s), reused 2" in polar_in(ws, "compare", "corridor", "--workers", "0").stdout
+    game = ws / "harnesses" / "corridor" / "corridor_game.py"
+    game.write_text(game.read_text() + "\n# new rules\n")
+    assert "ran 2 cell(s), reused 0" in polar_in(ws, "compare", "corridor", "--workers", "0").stdout
+    assert "ran 2 cell(s)" in polar_in(ws, "compare", "corridor", "--workers", "0", "--fresh").stdout
+    assert (ws / "runs" / "evals" / "corridor" / "report.html").is_file()  # in the workspace, not the checkout
+    assert not (ROOT / "runs" / "evals" / "corridor").exists()
