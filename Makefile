@@ -4,11 +4,12 @@ VENV    := .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.polar-installed
 LLMSTAMP := $(VENV)/.polar-local-llm
+TRAINSTAMP := $(VENV)/.polar-train
 SYSSTAMP := $(VENV)/.polar-system-deps
 
 .PHONY: install system-deps demo test bench lint clean
 
-install: $(STAMP) $(SYSSTAMP) $(LLMSTAMP)
+install: $(STAMP) $(SYSSTAMP) $(LLMSTAMP) $(TRAINSTAMP)
 
 $(VENV)/bin/python:
 	$(PY) -m venv $(VENV)
@@ -25,6 +26,14 @@ $(STAMP): $(VENV)/bin/python pyproject.toml
 $(LLMSTAMP): $(STAMP) scripts/install_local_llm.sh
 	bash scripts/install_local_llm.sh $(VENV)
 	touch $(LLMSTAMP)
+
+# Planner training: TRL, PEFT and friends, and llama.cpp's own GGUF converter (taken from the
+# llama-cpp-python sdist into Polar's cache, never vendored), which turns a fine-tuned
+# checkpoint into a model llama.cpp serves.
+$(TRAINSTAMP): $(LLMSTAMP) pyproject.toml
+	$(BIN)/pip install -q -e '.[dev,train]'
+	$(BIN)/python -m polar.llm.convert --fetch
+	touch $(TRAINSTAMP)
 
 # System packages the sandboxes and report tests need (podman+runc serve the Docker API,
 # bubblewrap isolates the process sandbox, chromium renders report.html).

@@ -35,7 +35,7 @@ def run(task: str, seed: int, out: Path) -> dict[str, Any]:
     if recipe is None:
         raise SystemExit(f"no recipe skills/recipes/{task}.yaml")
     cfg = load_yaml(recipe, TrainConfig).model_copy(update={"seed": seed, "progress": False})
-    res = Trainer(cfg, out / f"{task}-s{seed}").run()
+    res = Trainer(cfg, out / f"{task}-s{seed}", overwrite=True).run()
     key, target = TARGETS[task]
     res["passed"] = bool(res.get(key, float("-inf")) >= target)
     return res

@@ -1,12 +1,18 @@
 """Polar vs Stable-Baselines3, matched hyperparameters, alternating runs on the same machine.
 
     .venv/bin/python benchmarks/rl_vs_sb3.py [--task ppo_cartpole|sac_pendulum|all] [--rounds 1]
+                                             [--phases 3000] [--seed 0] [--json FILE]
 
 Both sides: one torch thread, the same hyperparameters (rl-baselines3-zoo's), training time
 only (model.learn() vs Trainer.run() up to the final evaluation), and the same evaluation
 (10 deterministic episodes on seeds 1000000..1000009 through the same loop). Prints one line
-per run and, per task, the time ratio Polar/SB3 (goal: <= 0.5) and both final returns.
-Needs the `bench` extra (stable-baselines3).
+per run and, per task, the time ratio Polar/SB3 (goals: SAC <= 0.5, PPO <= 0.45) and both
+final returns. PPO also runs Polar's plain path (`ppo.fused_adam: false`: clip_grad_norm_ +
+optimizer.step()) and reports its time against the fast path (goal: within 10%).
+SAC then profiles `--phases` env steps of each side (SB3 through a copy of its `train()`
+with timers; the arithmetic is SB3's) and prints milliseconds per env step and phase:
+env (action, env step, buffer add), sample (replay), critic (target + critic step), actor,
+alpha, polyak. Needs the `bench` extra (stable-baselines3).
 """
 
 from __future__ import annotations
@@ -45,36 +51,51 @@ def eval_fn(act, env_id: str) -> float:
     return float(np.mean(rets))
 
 
-def run_polar(task: str, seed: int) -> tuple[float, float]:
+def polar_config(task: str, seed: int, steps: int, plain: bool = False) -> Any:
     from polar.rl.config import TrainConfig
-    from polar.rl.trainer import Trainer
 
     common = dict(seed=seed, progress=False, torch_threads=1, eval_episodes=EVAL_EPISODES, eval_seed=EVAL_SEED)
     if task == "ppo_cartpole":
-        cfg = TrainConfig(harness="gym:CartPole-v1", steps=TASKS[task]["steps"], **common,
-                          network=dict(hidden=[64, 64], activation="tanh"),
-                          ppo=dict(num_envs=8, num_steps=32, num_minibatches=1, update_epochs=20,
-                                   learning_rate=1e-3, anneal_lr=True, gamma=0.98, gae_lambda=0.8,
-                                   clip_coef=0.2, clip_vloss=False, ent_coef=0.0, max_grad_norm=0.5))
-    else:
-        cfg = TrainConfig(algo="sac", harness="gym:Pendulum-v1", steps=TASKS[task]["steps"], **common,
-                          network=dict(hidden=[256, 256], activation="relu"),
-                          sac=dict(num_envs=1, learning_starts=100, batch_size=256, policy_lr=1e-3,
-                                   q_lr=1e-3, alpha=1.0, autotune=True, tau=0.005, gamma=0.99,
-                                   policy_frequency=1, buffer_size=1_000_000))
+        return TrainConfig(harness="gym:CartPole-v1", steps=steps, **common,
+                           network=dict(hidden=[64, 64], activation="tanh"),
+                           ppo=dict(num_envs=8, num_steps=32, num_minibatches=1, update_epochs=20,
+                                    learning_rate=1e-3, anneal_lr=True, gamma=0.98, gae_lambda=0.8,
+                                    clip_coef=0.2, clip_vloss=False, ent_coef=0.0, max_grad_norm=0.5,
+                                    fused_adam=not plain))
+    return TrainConfig(algo="sac", harness="gym:Pendulum-v1", steps=steps, **common,
+                       network=dict(hidden=[256, 256], activation="relu"),
+                       sac=dict(num_envs=1, learning_starts=100, batch_size=256, policy_lr=1e-3,
+                                q_lr=1e-3, alpha=1.0, autotune=True, tau=0.005, gamma=0.99,
+                                policy_frequency=1, buffer_size=1_000_000, fused_adam=not plain))
+
+
+def run_polar(task: str, seed: int, plain: bool = False, phases: int = 0) -> tuple[float, float, dict[str, float]]:
+    from polar.rl.trainer import Trainer
+
+    steps = phases or TASKS[task]["steps"]
     with tempfile.TemporaryDirectory() as d:
-        trainer = Trainer(cfg, d)
+        trainer = Trainer(polar_config(task, seed, steps, plain), d)
+        trainer.timer.enabled = bool(phases)
         res = trainer.run()
         wall = res["wall_s"]  # training only: measured before the final evaluation
         policy = trainer.policy
-    ret = eval_fn(lambda o: policy.act(o, deterministic=True), TASKS[task]["env"])
-    return wall, ret
+    per_step = {PHASES_POLAR.get(k, k): 0.0 for k in trainer.timer.seconds}
+    for k, v in trainer.timer.seconds.items():
+        per_step[PHASES_POLAR.get(k, k)] += 1000 * v / steps
+    ret = float("nan") if phases else eval_fn(lambda o: policy.act(o, deterministic=True), TASKS[task]["env"])
+    return wall, ret, per_step
 
 
-def run_sb3(task: str, seed: int) -> tuple[float, float]:
+# Polar's timer names -> the phases both sides report.
+PHASES_POLAR = {"env": "env", "replay_add": "env", "replay_sample": "sample", "target_actor": "critic",
+                "critic": "critic", "actor": "actor", "alpha": "alpha", "target": "polyak"}
+
+
+def run_sb3(task: str, seed: int, phases: int = 0) -> tuple[float, float, dict[str, float]]:
     from stable_baselines3 import PPO, SAC
     from stable_baselines3.common.env_util import make_vec_env
 
+    timer: dict[str, float] = {}
     if task == "ppo_cartpole":
         env = make_vec_env("CartPole-v1", n_envs=8, seed=seed)
         model = PPO("MlpPolicy", env, n_steps=32, batch_size=256, n_epochs=20, gamma=0.98, gae_lambda=0.8,
@@ -82,15 +103,87 @@ def run_sb3(task: str, seed: int) -> tuple[float, float]:
                     max_grad_norm=0.5, seed=seed, device="cpu", verbose=0)
     else:
         env = make_vec_env("Pendulum-v1", n_envs=1, seed=seed)
-        model = SAC("MlpPolicy", env, learning_rate=1e-3, buffer_size=1_000_000, learning_starts=100,
+        cls = timed_sb3_sac(SAC, timer) if phases else SAC
+        model = cls("MlpPolicy", env, learning_rate=1e-3, buffer_size=1_000_000, learning_starts=100,
                     batch_size=256, tau=0.005, gamma=0.99, train_freq=1, gradient_steps=1,
                     ent_coef="auto", policy_kwargs=dict(net_arch=[256, 256]), seed=seed, device="cpu",
                     verbose=0)
+    steps = phases or TASKS[task]["steps"]
     t0 = time.perf_counter()
-    model.learn(TASKS[task]["steps"])
+    model.learn(steps)
     wall = time.perf_counter() - t0
-    ret = eval_fn(lambda o: model.predict(o, deterministic=True)[0], TASKS[task]["env"])
-    return wall, ret
+    ret = float("nan") if phases else eval_fn(lambda o: model.predict(o, deterministic=True)[0], TASKS[task]["env"])
+    return wall, ret, {k: 1000 * v / steps for k, v in timer.items()}
+
+
+def timed_sb3_sac(base: Any, timer: dict[str, float]) -> Any:
+    """SB3's SAC with timers: `train()` is a copy of stable_baselines3 2.x `SAC.train` (MLP,
+    no gSDE, no n-step returns) with the phases timed; `collect_rollouts` is SB3's own."""
+    import torch as th
+    from stable_baselines3.common.utils import polyak_update
+    from torch.nn import functional as F
+
+    def add(phase: str, t0: float) -> float:
+        t1 = time.perf_counter()
+        timer[phase] = timer.get(phase, 0.0) + t1 - t0
+        return t1
+
+    class TimedSAC(base):  # type: ignore[misc, valid-type]
+        def collect_rollouts(self, *args: Any, **kwargs: Any) -> Any:
+            t0 = time.perf_counter()
+            out = super().collect_rollouts(*args, **kwargs)
+            add("env", t0)
+            return out
+
+        def train(self, gradient_steps: int, batch_size: int = 64) -> None:
+            self.policy.set_training_mode(True)
+            optimizers = [self.actor.optimizer, self.critic.optimizer]
+            if self.ent_coef_optimizer is not None:
+                optimizers += [self.ent_coef_optimizer]
+            self._update_learning_rate(optimizers)
+            for gradient_step in range(gradient_steps):
+                t = time.perf_counter()
+                replay_data = self.replay_buffer.sample(batch_size, env=self._vec_normalize_env)
+                t = add("sample", t)
+                actions_pi, log_prob = self.actor.action_log_prob(replay_data.observations)
+                log_prob = log_prob.reshape(-1, 1)
+                t = add("actor", t)
+                ent_coef = th.exp(self.log_ent_coef.detach())
+                ent_coef_loss = -(self.log_ent_coef * (log_prob + self.target_entropy).detach()).mean()
+                ent_coef_loss.item()
+                ent_coef.item()
+                self.ent_coef_optimizer.zero_grad()
+                ent_coef_loss.backward()
+                self.ent_coef_optimizer.step()
+                t = add("alpha", t)
+                with th.no_grad():
+                    next_actions, next_log_prob = self.actor.action_log_prob(replay_data.next_observations)
+                    next_q_values = th.cat(self.critic_target(replay_data.next_observations, next_actions), dim=1)
+                    next_q_values, _ = th.min(next_q_values, dim=1, keepdim=True)
+                    next_q_values = next_q_values - ent_coef * next_log_prob.reshape(-1, 1)
+                    target_q_values = replay_data.rewards + (1 - replay_data.dones) * self.gamma * next_q_values
+                current_q_values = self.critic(replay_data.observations, replay_data.actions)
+                critic_loss = 0.5 * sum(F.mse_loss(current_q, target_q_values) for current_q in current_q_values)
+                critic_loss.item()
+                self.critic.optimizer.zero_grad()
+                critic_loss.backward()
+                self.critic.optimizer.step()
+                t = add("critic", t)
+                q_values_pi = th.cat(self.critic(replay_data.observations, actions_pi), dim=1)
+                min_qf_pi, _ = th.min(q_values_pi, dim=1, keepdim=True)
+                actor_loss = (ent_coef * log_prob - min_qf_pi).mean()
+                actor_loss.item()
+                self.actor.optimizer.zero_grad()
+                actor_loss.backward()
+                self.actor.optimizer.step()
+                t = add("actor", t)
+                if gradient_step % self.target_update_interval == 0:
+                    polyak_update(self.critic.parameters(), self.critic_target.parameters(), self.tau)
+                    polyak_update(self.batch_norm_stats, self.batch_norm_stats_target, 1.0)
+                add("polyak", t)
+            self._n_updates += gradient_steps
+
+    return TimedSAC
 
 
 def main() -> None:
@@ -98,33 +191,53 @@ def main() -> None:
     ap.add_argument("--task", choices=[*TASKS, "all"], default="all")
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--phases", type=int, default=3000, help="SAC: env steps of the per-phase profile (0: none)")
     ap.add_argument("--json", help="also write the results to this file")
     args = ap.parse_args()
     torch.set_num_threads(1)
     tasks = list(TASKS) if args.task == "all" else [args.task]
-    results: dict[str, dict[str, list[tuple[float, float]]]] = {t: {"polar": [], "sb3": []} for t in tasks}
+    results: dict[str, dict[str, list[tuple[float, float]]]] = {t: {"polar": [], "sb3": [], "polar_plain": []}
+                                                              for t in tasks}
     for r in range(args.rounds):
         for task in tasks:
             # Alternate who goes first so machine-load drift hits both sides alike.
-            order = [("polar", run_polar), ("sb3", run_sb3)]
+            order: list[tuple[str, Any]] = [("polar", run_polar), ("sb3", run_sb3)]
+            if task == "ppo_cartpole":
+                order.insert(1, ("polar_plain", lambda t, s: run_polar(t, s, plain=True)))
             if r % 2:
                 order.reverse()
             for name, fn in order:
-                wall, ret = fn(task, args.seed + r)
+                wall, ret, _ = fn(task, args.seed + r)
                 torch.set_num_threads(1)
                 results[task][name].append((wall, ret))
-                print(f"round {r} {task:13s} {name:5s} wall {wall:7.1f} s  eval return {ret:8.1f}", flush=True)
-    summary = {}
+                print(f"round {r} {task:13s} {name:11s} wall {wall:7.1f} s  eval return {ret:8.1f}", flush=True)
+    summary: dict[str, Any] = {}
     for task in tasks:
-        p, s = results[task]["polar"], results[task]["sb3"]
+        p, s, plain = results[task]["polar"], results[task]["sb3"], results[task]["polar_plain"]
         ratios = [a[0] / b[0] for a, b in zip(p, s, strict=True)]
         summary[task] = {
             "polar_wall_s": [round(x[0], 2) for x in p], "sb3_wall_s": [round(x[0], 2) for x in s],
             "polar_return": [round(x[1], 1) for x in p], "sb3_return": [round(x[1], 1) for x in s],
             "time_ratio_polar_over_sb3": [round(x, 3) for x in ratios],
         }
-        print(f"{task}: time ratio Polar/SB3 = {statistics.median(ratios):.3f} (median of {len(ratios)}); "
-              f"returns Polar {[round(x[1], 1) for x in p]} vs SB3 {[round(x[1], 1) for x in s]}")
+        print(f"{task}: time ratio Polar/SB3 = {statistics.median(ratios):.3f} (median of {len(ratios)}; "
+              f"{[round(x, 3) for x in ratios]}); returns Polar {[round(x[1], 1) for x in p]} vs SB3 "
+              f"{[round(x[1], 1) for x in s]}")
+        if plain:
+            plain_ratio = [a[0] / b[0] for a, b in zip(plain, p, strict=True)]
+            summary[task] |= {"polar_plain_wall_s": [round(x[0], 2) for x in plain],
+                              "polar_plain_return": [round(x[1], 1) for x in plain],
+                              "time_ratio_plain_over_fast": [round(x, 3) for x in plain_ratio]}
+            print(f"{task}: Polar plain path / fast path = {statistics.median(plain_ratio):.3f} "
+                  f"({[round(x, 3) for x in plain_ratio]}); returns {[round(x[1], 1) for x in plain]}")
+    if "sac_pendulum" in tasks and args.phases:
+        _, _, polar_ph = run_polar("sac_pendulum", args.seed, phases=args.phases)
+        _, _, sb3_ph = run_sb3("sac_pendulum", args.seed, phases=args.phases)
+        print(f"sac_pendulum per-phase ms per env step over {args.phases} steps (Polar | SB3):")
+        for k in ("env", "sample", "critic", "actor", "alpha", "polyak"):
+            print(f"  {k:7s} {polar_ph.get(k, 0.0):6.3f} | {sb3_ph.get(k, 0.0):6.3f}")
+        print(f"  {'total':7s} {sum(polar_ph.values()):6.3f} | {sum(sb3_ph.values()):6.3f}")
+        summary["sac_pendulum"]["phases_ms_per_step"] = {"steps": args.phases, "polar": polar_ph, "sb3": sb3_ph}
     if args.json:
         with open(args.json, "w") as f:
             json.dump(summary, f, indent=1)

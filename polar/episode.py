@@ -108,6 +108,10 @@ class DecisionRecord(BaseModel):
     env_steps: int = 0
     planner_s: float = 0.0  # time inside the planner, model latency included
     llm_calls: list[LLMCallRecord] = Field(default_factory=list)
+    # The PlannerContext this decision was made from (its harness spec left out: the episode
+    # keeps that once, in extra["harness_spec"]), when the agent records it
+    # (AgentSettings.record_context): what a dataset renders with a student's template.
+    context: dict[str, Any] | None = None
 
 
 class StepRecord(BaseModel):

@@ -42,7 +42,7 @@ def test_sandbox_none_refuses_policy_code(tmp_path: Path) -> None:
         r, rec = run_task(tmp_path, server, "none")
     outcome = rec["decisions"][0]["outcomes"][0]
     assert outcome["error_type"] == "SandboxDisabled" and outcome["steps"] == 0, r.stdout + r.stderr
-    assert "sandbox: none" in outcome["error"] and rec["env_steps"] == 0
+    assert "sandbox: none" in outcome["reason"] and rec["env_steps"] == 0
 
 
 def test_an_unknown_profile_is_refused_before_anything_runs(tmp_path: Path) -> None:
@@ -50,4 +50,4 @@ def test_an_unknown_profile_is_refused_before_anything_runs(tmp_path: Path) -> N
         r, rec = run_task(tmp_path, server, "nosuch")
         assert server.request_count == 0
     assert r.returncode == 2 and rec == {}
-    assert r.stderr.strip().startswith("ConfigError: no sandbox profile named 'nosuch'")
+    assert r.stderr.strip().startswith("ConfigError: sandbox profile 'nosuch' not found")

@@ -46,6 +46,9 @@ def task(
     max_decisions: int = typer.Option(50, help="Decision budget of the episode."),
     max_steps: int = typer.Option(None, help="Env-step cap (default: the harness's own limit)."),
     sandbox: str = typer.Option("default", "--sandbox", help=SANDBOX_HELP),
+    record_context: bool = typer.Option(
+        False, "--record-context",
+        help="Keep each decision's planner context in the record (training data for `polar llm dataset`)."),
 ) -> None:
     """Run one episode: the planner decides, skills and sandboxed code act, outcomes feed back.
 
@@ -77,7 +80,7 @@ def task(
         _trace(kind, payload)
 
     agent = Agent(p, library, AgentSettings(max_decisions=max_decisions, max_env_steps=max_steps,
-                                            sandbox=sandbox_profile),
+                                            sandbox=sandbox_profile, record_context=record_context),
                   on_event=trace)
     with make_harness(harness) as h:
         record = agent.run(text, h, seed=seed)

@@ -38,6 +38,7 @@ class AgentSettings:
     # None refuses policy code (`sandbox: none`).
     sandbox: SandboxProfile | None = field(default_factory=SandboxProfile)
     record_steps: bool = True
+    record_context: bool = False  # keep each decision's PlannerContext (training data)
 
 
 class Agent:
@@ -109,8 +110,10 @@ class Agent:
                 calls.append(failed_call)
             return None, DecisionRecord(index=index, decision={"kind": "error", "error": str(err)},
                                         planner_s=time.perf_counter() - p0, llm_calls=calls), (cause, str(err))
+        context = ctx.model_dump(mode="json", exclude={"spec"}) if self.settings.record_context else None
         return decision, DecisionRecord(index=index, decision=decision.model_dump(mode="json"),
-                                        planner_s=time.perf_counter() - p0, llm_calls=self._calls()), None
+                                        planner_s=time.perf_counter() - p0, llm_calls=self._calls(),
+                                        context=context), None
 
     @staticmethod
     def _gave_up(finish: Finish, history: list[HistoryItem], last_failed: FailureCause | None) -> Failure | None:
@@ -155,7 +158,8 @@ class Agent:
             failure_detail=failure[1] if failure else None, decisions=decisions, steps=h.steps,
             llm_calls=sum(not c.cached for c in llm), prompt_tokens=sum(c.prompt_tokens for c in llm),
             completion_tokens=sum(c.completion_tokens for c in llm), cost_usd=sum(c.cost_usd for c in llm),
-            wall_s=wall_s, extra={"success_source": verdict.source},
+            wall_s=wall_s, extra={"success_source": verdict.source} | (
+                {"harness_spec": h.spec.model_dump(mode="json")} if self.settings.record_context else {}),
         )
         self.on_event("end", {"record": record})
         return record

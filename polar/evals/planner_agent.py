@@ -119,6 +119,7 @@ class PlannerAgent(EvalAgent):
             max_env_steps=min(caps) if caps else None,
             sandbox=cfg.sandbox,  # resolved when the suite loaded; None refuses policy code
             record_steps=False,  # a suite holds thousands of episodes; decisions suffice
+            record_context=cfg.record_context,
         )
         if cfg.budget.decisions is not None:
             settings.max_decisions = cfg.budget.decisions

@@ -213,9 +213,9 @@ def _run_on_ray(suite: Suite, todo: list[Cell], out: Path, n_workers: int,
                 on_cell: Callable[[CellResult], None]) -> None:
     import ray
 
-    if not ray.is_initialized():
-        ray.init(num_cpus=n_workers, include_dashboard=False, log_to_driver=False,
-                 ignore_reinit_error=True, configure_logging=False)
+    from polar.rl.ray_session import init_ray
+
+    init_ray(num_cpus=n_workers)
     remote = ray.remote(num_cpus=1, max_retries=0)(_remote_cell)
     suite_json = suite.model_dump_json()
     cwd = os.getcwd()

@@ -81,6 +81,8 @@ class PlannerAgentConfig(_Agent):
     template: str | None = None  # user prompt template override (LLM planners)
     overrides: dict = Field(default_factory=dict)  # planner profile keys to replace
     budget: EpisodeBudget = Field(default_factory=EpisodeBudget)
+    # keep each decision's planner context in the records (`polar llm dataset` renders them)
+    record_context: bool = False
 
     @field_validator("sandbox", mode="before")
     @classmethod

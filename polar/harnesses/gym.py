@@ -67,6 +67,12 @@ def make_gym_env(env_id: str, **kwargs: Any) -> gym.Env:
         raise HarnessError(f"gym:{env_id}: bad keyword arguments: {err}") from None
 
 
+def _declared_kinds(env: gym.Env) -> dict[str, Any]:
+    """An env's `metadata["observation_kinds"]` (how a policy reads each observation key)."""
+    kinds = (env.metadata or {}).get("observation_kinds")
+    return {"observation_kinds": dict(kinds)} if kinds else {}
+
+
 class GymHarness(Harness):
     """Wraps a gymnasium env; adds a spec a planner can read."""
 
@@ -87,7 +93,7 @@ class GymHarness(Harness):
             action_meanings=meanings,
             max_steps=max_steps,
             success=default_success_rule(self.env),
-            extra={"kwargs": kwargs} if kwargs else {},
+            extra=({"kwargs": kwargs} if kwargs else {}) | _declared_kinds(self.env),
         )
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None):

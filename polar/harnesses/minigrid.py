@@ -50,8 +50,16 @@ def _obj_state(obj: Any) -> str | None:
 
 
 class MiniGridHarness(Harness):
-    def __init__(self, env_id: str, description: str | None = None, **kwargs: Any) -> None:
+    """`rgb: true` (a harness kwarg) shows the agent's view as pixels (MiniGrid's
+    RGBImgPartialObsWrapper, `tile_size` px per cell) instead of the symbolic index grid."""
+
+    def __init__(self, env_id: str, description: str | None = None, rgb: bool = False, tile_size: int = 8,
+                 **kwargs: Any) -> None:
         self.env = make_gym_env(env_id, **kwargs)
+        if rgb:
+            from minigrid.wrappers import RGBImgPartialObsWrapper
+
+            self.env = RGBImgPartialObsWrapper(self.env, tile_size=tile_size)
         u = self.env.unwrapped
         if not isinstance(u, MiniGridEnv):
             raise TypeError(f"{env_id} is not a MiniGrid environment")
@@ -67,8 +75,10 @@ class MiniGridHarness(Harness):
             id=f"minigrid:{env_id}",
             description=description or (
                 f"MiniGrid grid world {env_id}. {doc} The agent sees a {img.shape[0]}x{img.shape[1]} "
-                "egocentric view (walls block sight); the image channels are object type, colour "
-                "and state indices. Reward 1 - 0.9 * steps / max_steps on success, else 0."
+                "egocentric view (walls block sight); "
+                + ("the image is RGB pixels. " if rgb else
+                   "the image channels are object type, colour and state indices. ")
+                + "Reward 1 - 0.9 * steps / max_steps on success, else 0."
             ),
             observation_space=space_to_spec(self._observation_space),
             action_space=space_to_spec(self.env.action_space),
@@ -77,6 +87,8 @@ class MiniGridHarness(Harness):
             max_steps=int(u.max_steps),
             reports_success=True,
             predicate_vocabulary=PREDICATE_VOCABULARY,
+            # How a policy reads `image`: symbolic ids per cell, or pixels (polar/rl/observations.py).
+            extra={"observation_kinds": {"image": "image" if rgb else "index_grid"}},
         )
 
     @property

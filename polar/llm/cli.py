@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-llm_app = typer.Typer(help="Local models, the LLM call record and fine-tuning data.", no_args_is_help=True)
+llm_app = typer.Typer(help="Local models, the LLM call record, planner datasets, fine-tuning and trained models.", no_args_is_help=True)
 
 
 @llm_app.command("export")
@@ -25,6 +25,111 @@ def export_cmd(
     counts = export_chat_dataset(records, out, roles=role or None, include_invalid=include_invalid, episodes=keep)
     skipped = ", ".join(f"{k.split(':', 1)[1]} {v}" for k, v in sorted(counts.items()) if k.startswith("skipped:"))
     typer.echo(f"wrote {counts['written']} examples to {out}" + (f" (skipped: {skipped})" if skipped else ""))
+
+
+@llm_app.command("dataset")
+def dataset_cmd(
+    episodes: Annotated[list[Path], typer.Argument(help="Episode records: episode.json files, eval cell files, or folders of either.")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Dataset folder to write (train.jsonl, validation.jsonl, dataset.json).")],
+    student: Annotated[str | None, typer.Option(help="LLM planner profile whose templates render a teacher's recorded contexts (e.g. local).")] = None,
+    calls: Annotated[list[Path] | None, typer.Option("--calls", help="Call record(s) (JSONL) of the model's own episodes (repeatable).")] = None,
+    keep: Annotated[str, typer.Option(help="episode: decisions of harness-confirmed successful episodes; outcome: decisions whose execution succeeded; both: both at once.")] = "both",
+    val_fraction: Annotated[float, typer.Option(help="Fraction of episode seeds held out as the validation split.")] = 0.2,
+    paraphrases: Annotated[Path | None, typer.Option(help="YAML: task string -> other phrasings; each teacher episode is rendered with one of them.")] = None,
+    tokenizer: Annotated[str | None, typer.Option(help="Count tokens with this model's tokenizer (e.g. smollm2-135m).")] = None,
+) -> None:
+    """Turn episodes into a planner fine-tuning dataset: one example per kept decision, with
+    the exact prompt the model saw (or the student's rendering of a teacher's context) and the
+    canonical decision JSON as the target. Split by episode seed, deduplicated."""
+    from polar.errors import ConfigError
+    from polar.planners.dataset import build_dataset, read_paraphrases
+
+    if keep not in ("episode", "outcome", "both"):
+        raise ConfigError(f"--keep: expected episode, outcome or both, got {keep!r}")
+    counter = None
+    if tokenizer is not None:
+        from polar.llm.finetune import example_token_counter
+
+        counter = example_token_counter(tokenizer)
+    info = build_dataset(list(episodes), out, student=student, calls=list(calls or []), keep=keep,  # type: ignore[arg-type]
+                         val_fraction=val_fraction,
+                         paraphrases=read_paraphrases(paraphrases) if paraphrases else None,
+                         count_tokens=counter, tokenizer=tokenizer)
+    typer.echo(dataset_summary(info, out))
+
+
+def dataset_summary(info, out: Path) -> str:  # noqa: ANN001 - a DatasetInfo
+    lines = [f"wrote {out}: " + ", ".join(f"{n} {k}" for k, n in info.counts.items()) + f" examples (sha256 {info.sha256})"]
+    if info.tokens:
+        lines.append("tokens: " + ", ".join(f"{k} {v}" for k, v in info.tokens.items()) + f" ({info.tokenizer})")
+    lines.append("per skill: " + ", ".join(f"{k} {v}" for k, v in info.per_skill.items()))
+    lines.append("per harness: " + ", ".join(f"{k} {v}" for k, v in info.per_harness.items()))
+    if info.skipped:
+        lines.append("skipped: " + ", ".join(f"{k} {v}" for k, v in sorted(info.skipped.items())))
+    lines.append(f"with the model's own token ids: {info.with_token_ids}")
+    return "\n".join(lines)
+
+
+@llm_app.command("finetune")
+def finetune_cmd(
+    data: Annotated[Path, typer.Option("--data", help="A dataset folder from `polar llm dataset`.")],
+    out: Annotated[str, typer.Option("--out", help="Name to register the trained model under (its next version).")],
+    base: Annotated[str, typer.Option(help="Model to start from: a name from `polar llm models`, name@version, a .gguf or a checkpoint folder.")] = "smollm2-135m",
+    method: Annotated[str, typer.Option(help="lora (an adapter on the attention and MLP projections, merged afterwards) or full.")] = "lora",
+    lora_r: Annotated[int, typer.Option(help="LoRA rank.")] = 16,
+    epochs: Annotated[float, typer.Option(help="Passes over the (packed) train split.")] = 1.0,
+    max_steps: Annotated[int | None, typer.Option(help="Optimizer steps (overrides --epochs).")] = None,
+    lr: Annotated[float | None, typer.Option("--lr", help="Learning rate (default 2e-4 LoRA, 3e-5 full).")] = None,
+    batch_size: Annotated[int, typer.Option(help="Packed sequences per step.")] = 2,
+    max_length: Annotated[int, typer.Option(help="Tokens per packed sequence.")] = 1024,
+    token_budget: Annotated[int | None, typer.Option(help="Train on a random subset of at most this many tokens.")] = None,
+    device: Annotated[str, typer.Option(help="auto (a GPU when present), cpu or cuda.")] = "auto",
+    threads: Annotated[int | None, typer.Option(help="CPU threads for torch.")] = None,
+    engine: Annotated[str, typer.Option(help="Serve the result with llamacpp (converted to GGUF) or transformers (the checkpoint).")] = "llamacpp",
+    work_dir: Annotated[Path | None, typer.Option(help="Checkpoints and outputs (default runs/finetune/<out>).")] = None,
+    max_minutes: Annotated[float | None, typer.Option(help="Stop training after this wall time (then merge, score, convert, register).")] = None,
+    eval_examples: Annotated[int, typer.Option(help="Validation examples scored after training.")] = 200,
+    resume: Annotated[bool, typer.Option("--resume", help="Continue from the last checkpoint in the work dir.")] = False,
+) -> None:
+    """Fine-tune a planner model (TRL SFT, loss on the decision only, packed sequences), then
+    merge, score on the validation split, convert and register it with its provenance."""
+    from polar.config import validate
+    from polar.llm.finetune import FinetuneConfig, finetune
+
+    cfg = validate(FinetuneConfig, {
+        "base": base, "data": str(data), "name": out, "method": method, "lora_r": lora_r, "lora_alpha": 2 * lora_r,
+        "epochs": epochs, "max_steps": max_steps, "learning_rate": lr, "batch_size": batch_size,
+        "max_length": max_length, "token_budget": token_budget, "device": device, "threads": threads,
+        "engine": engine, "work_dir": str(work_dir) if work_dir else None, "max_minutes": max_minutes,
+        "eval_examples": eval_examples}, "polar llm finetune")
+    entry = finetune(cfg, resume=resume)
+    p = entry.provenance
+    ev = p.get("eval") or {}
+    typer.echo(f"registered {entry.ref} ({entry.engine}: {entry.path})\n"
+               f"{p['steps']} steps, {p['tokens_seen']} tokens in {p['wall_s']:.0f} s "
+               f"({p['tokens_seen'] / max(p['wall_s'], 1e-9):.0f} tokens/s), loss {p['loss_first']:.3f} -> {p['loss_last']:.3f}"
+               + (f"; validation: loss {ev['loss']:.3f}, exact match {ev['exact_match']:.0%} of {ev['examples']}" if ev.get("examples") else ""))
+
+
+@llm_app.command("improve")
+def improve_cmd(
+    config: Annotated[Path, typer.Argument(help="An improve config (YAML): model, name, profile, tasks, eval_tasks, episodes, temperature, finetune ...")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Folder for every round's episodes, data, checkpoints and results.json.")],
+    rounds: Annotated[int | None, typer.Option(help="Rounds (overrides the config's).")] = None,
+    skip_start: Annotated[bool, typer.Option("--skip-start", help="Do not evaluate the starting model first.")] = False,
+) -> None:
+    """Self-improvement rounds: sample episodes at temperature with the current model, keep what
+    the harness rewarded, fine-tune on it, evaluate on held-out seeds; a ledger row per round."""
+    from polar.config import load_yaml
+    from polar.evals.improve import ImproveConfig, improve
+
+    cfg = load_yaml(config, ImproveConfig)
+    if rounds is not None:
+        cfg = cfg.model_copy(update={"rounds": rounds})
+    res = improve(cfg, out, evaluate_start=not skip_start)
+    for point in res["curve"]:
+        typer.echo(f"{point['arm']:>10}: success {point['success']:.2f}")
+    typer.echo(f"results: {out / 'results.json'}")
 
 
 models_app = typer.Typer(help="Local models: the built-in ones, any GGUF file or checkpoint folder, "

@@ -33,7 +33,7 @@ class HistoryItem(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    decision: str  # a short rendering, e.g. "goto(object=key, color=yellow)"
+    decision: str  # a short rendering, e.g. "goto(color=yellow, object=key)"
     success: bool
     steps: int
     reward: float

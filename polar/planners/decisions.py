@@ -67,9 +67,11 @@ class DecisionEnvelope(BaseModel):
 
 
 def describe_decision(d: SkillCall | Plan | PolicyCode | Finish) -> str:
-    """One line for traces and history: `goto(object=key)`, `plan: a -> b`, ..."""
+    """One line for traces and history: `goto(color=yellow, object=key)`, `plan: a -> b`, ..."""
     if isinstance(d, SkillCall):
-        return f"{d.skill}(" + ", ".join(f"{k}={v}" for k, v in d.args.items()) + ")"
+        # arguments sorted by name: the same call reads the same whichever key order the
+        # planner wrote (a model under a schema and the symbolic planner order them differently)
+        return f"{d.skill}(" + ", ".join(f"{k}={v}" for k, v in sorted(d.args.items())) + ")"
     if isinstance(d, Plan):
         return "plan: " + " -> ".join(
             describe_decision(s) if isinstance(s, SkillCall) else repr(s.description) for s in d.steps)

@@ -6,7 +6,7 @@ Layout of `OUT/checkpoints/`:
     ckpt-00000012/state.pt                          optimisers, SAC targets/log alpha, RNG states,
                                                     counters, LR schedule position, config
     ckpt-00000012/envs.pkl                          serial runs: the vector env mid-episode
-    ckpt-00000012/replay.npz                        SAC with `save_buffer: true`
+    ckpt-00000012/replay.npz                        SAC's replay buffer (`save_buffer`, default on)
     latest                                          the name of the newest complete ckpt dir
 `state.pt` and `envs.pkl` are pickles written by Polar itself: load only your own runs.
 """
@@ -48,7 +48,7 @@ def save_checkpoint(
     tmp.mkdir()
     policy.save(tmp)
     if replay is not None:
-        state = {**state, "replay_meta": {k: v for k, v in replay.items() if k != "arrays"}}
+        state = {**state, "replay_meta": replay["meta"]}
         with open(tmp / "replay.npz", "wb") as f:
             np.savez(f, **replay["arrays"])
     torch.save(state, tmp / "state.pt")
@@ -96,5 +96,5 @@ def load_checkpoint(path: Path) -> tuple[Policy, dict[str, Any], Any | None, dic
     replay = None
     if (path / "replay.npz").exists():
         with np.load(path / "replay.npz") as z:
-            replay = {**state["replay_meta"], "arrays": {k: z[k] for k in z.files}}
+            replay = {"meta": state["replay_meta"], "arrays": {k: z[k] for k in z.files}}
     return policy, state, envs, replay

@@ -24,6 +24,8 @@ class NetworkConfig(StrictModel):
     # MiniGrid-style index grids (uint8 HxWx3): an embedding per channel, then a small CNN.
     grid_vocab: int = Field(16, ge=2)
     grid_embed: int = Field(8, ge=1)
+    # Pixel images: a Nature-CNN, then a ReLU layer of this many features.
+    image_features: int = Field(512, ge=1)
     # PPO Gaussian head: initial log standard deviation (state-independent, learned).
     log_std_init: float = 0.0
 
@@ -44,6 +46,23 @@ class PPOConfig(StrictModel):
     max_grad_norm: float = Field(0.5, gt=0)
     norm_adv: bool = True
     target_kl: float | None = None
+    # Clip + Adam through torch's fused kernels called directly (identical results, less
+    # Python per gradient step); false: clip_grad_norm_ + optimizer.step().
+    fused_adam: bool = True
+
+
+class HERConfig(StrictModel):
+    """Hindsight experience replay over a goal-conditioned Dict observation (`observation`,
+    `achieved_goal`, `desired_goal`, as Gymnasium-Robotics' goal envs return it)."""
+
+    k: int = Field(4, ge=1)  # relabelled : real transitions = k : 1
+    strategy: Literal["future", "final"] = "future"
+    goal_key: str = "desired_goal"
+    achieved_key: str = "achieved_goal"
+    # The reward of (achieved goal, goal): sparse = -(distance > threshold); sparse01 =
+    # (distance <= threshold); dense = -distance; or "module:function" (vectorised).
+    reward: str = "sparse"
+    threshold: float = Field(0.05, gt=0)
 
 
 class SACConfig(StrictModel):
@@ -61,7 +80,10 @@ class SACConfig(StrictModel):
     autotune: bool = True
     gradient_steps: int = Field(1, ge=1)  # per env step (per vector step)
     worker_steps: int = Field(16, ge=1)  # vector steps per Ray worker call
-    save_buffer: bool = False  # put the replay buffer in checkpoints (exact resume, bigger files)
+    fused_adam: bool = True  # Adam through torch's fused kernel called directly (identical results)
+    save_buffer: bool = True  # the replay buffer goes into checkpoints (exact resume, bigger files)
+    buffer_float: Literal["float32", "float16"] = "float32"  # storage of float observations and actions
+    her: HERConfig | None = None
 
 
 class TrainConfig(StrictModel):
@@ -77,12 +99,16 @@ class TrainConfig(StrictModel):
     object_store_mb: int = Field(200, ge=50)
     torch_threads: int = Field(1, ge=1)  # small nets: one thread beats two on a busy 2-core box
     normalize_obs: bool = False
+    # Kind of each observation key (vector, image, index_grid, ...), over what the harness
+    # declares; undeclared uint8 HxWxC Boxes are images (see polar/rl/observations.py).
+    observation_kinds: dict[str, str] = Field(default_factory=dict)
     network: NetworkConfig = Field(default_factory=NetworkConfig)
     ppo: PPOConfig = Field(default_factory=PPOConfig)
     sac: SACConfig = Field(default_factory=SACConfig)
     eval_every: int = Field(0, ge=0)  # env steps between evaluations; 0: only at the end
     eval_episodes: int = Field(10, ge=1)
     eval_seed: int = Field(1_000_000, ge=0)  # evaluation seeds are eval_seed + i, disjoint from training
+    eval_deterministic: bool = True  # evaluate the mode of the policy (false: sample actions)
     checkpoint_every: int = Field(0, ge=0)  # env steps between checkpoints; 0: only at the end
     out: str = "runs/train"
     progress: bool = True

@@ -16,7 +16,7 @@ from gymnasium.vector import AutoresetMode, SyncVectorEnv
 
 from polar.errors import HarnessError
 from polar.harnesses.registry import make_harness_env
-from polar.rl.networks import obs_leaves
+from polar.rl.observations import obs_leaves
 
 
 class _KeepEncodable(gym.ObservationWrapper):

@@ -15,8 +15,9 @@ from gymnasium.vector import AutoresetMode
 
 from polar.harnesses.rollout import judge
 from polar.rl.envs import make_vector_env
+from polar.rl.observations import canonical_obs
 from polar.rl.policy import Policy
-from polar.rl.rollout import Collector, as_obs_dict
+from polar.rl.rollout import Collector
 
 
 def _sub_info(info: dict[str, Any], i: int) -> dict[str, Any]:
@@ -27,8 +28,10 @@ def _sub_info(info: dict[str, Any], i: int) -> dict[str, Any]:
 
 @torch.inference_mode()
 def evaluate_policy(policy: Policy, harness_id: str, episodes: int, seed: int,
-                    harness_kwargs: dict[str, Any] | None = None, max_steps: int = 100_000) -> dict[str, Any]:
-    """Run `episodes` episodes (one per sub-env, seeds seed..seed+episodes-1) deterministically."""
+                    harness_kwargs: dict[str, Any] | None = None, max_steps: int = 100_000,
+                    deterministic: bool = True) -> dict[str, Any]:
+    """Run `episodes` episodes (one per sub-env, seeds seed..seed+episodes-1), with the
+    policy's mode (`deterministic`) or sampled actions."""
     env = make_vector_env([harness_id] * episodes, harness_kwargs, AutoresetMode.SAME_STEP)
     spec = env.envs[0].unwrapped.harness.spec
     col = Collector(env, seed=seed)
@@ -39,10 +42,9 @@ def evaluate_policy(policy: Policy, harness_id: str, episodes: int, seed: int,
     try:
         for _ in range(max_steps):
             obs = col.current_obs()
-            t = policy.prepare_dict(obs)
-            a = policy.ppo_step(t, deterministic=True)[0] if policy.algo == "ppo" else policy.sac_sample(t, True)[0]
+            a = policy.act_tensor(policy.prepare(obs), deterministic)
             nxt, r, term, trunc, info = env.step(policy.env_action(a))
-            col.obs = as_obs_dict(nxt, col.space)
+            col.obs = canonical_obs(nxt, col.space)
             open_ = np.isnan(returns)
             ep_ret += np.where(open_, r, 0.0)
             lengths += open_

@@ -1,71 +1,35 @@
-"""Observation encoders and MLP trunks, built from a gymnasium space alone.
+"""Network builders shared by the PPO and SAC policies: observation encoders, MLP trunks, and
+ensembles of same-shaped layers evaluated in one batched matmul.
 
-- Box vectors: flattened (optionally normalised) floats.
-- Index grids (uint8 HxWxC, MiniGrid's `image`: object/colour/state ids): an embedding per
-  channel, then a small CNN. Embeddings beat feeding raw ids as magnitudes.
-- Discrete / MultiDiscrete: one-hot; MultiBinary: floats.
-- Dict: every supported key encoded and concatenated (sorted keys); text-like keys
-  (MiniGrid's `mission`) are ignored. A `goal` / parameter vector in the dict is just another
-  key, so one network serves a parameterised skill.
-
-Observations travel as `dict[str, array]`; a non-dict space uses the single key "obs".
+Encoders by leaf kind (see `polar.rl.observations`): vectors are flattened floats;
+`image` leaves go through a Nature-CNN (pixels scaled to [0, 1]); `index_grid` leaves
+(MiniGrid's object/colour/state ids) through one embedding per channel and a small CNN —
+embeddings beat feeding ids as magnitudes; discrete leaves are one-hot. A Dict is encoded
+key by key (sorted) and concatenated, so a goal or parameter vector is one more input.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import gymnasium as gym
 import numpy as np
 import torch
 from torch import nn
 
+from polar.errors import ConfigError
 from polar.rl.config import NetworkConfig
-
-SINGLE_KEY = "obs"
-_SUPPORTED = (gym.spaces.Box, gym.spaces.Discrete, gym.spaces.MultiDiscrete, gym.spaces.MultiBinary)
+from polar.rl.observations import ObsKind, obs_leaves
 
 
-def obs_leaves(space: gym.Space) -> dict[str, gym.Space]:
-    """The encodable parts of an observation space, by key (unsupported dict keys dropped)."""
-    if isinstance(space, gym.spaces.Dict):
-        leaves = {k: s for k, s in sorted(space.spaces.items()) if isinstance(s, _SUPPORTED)}
-        if not leaves:
-            raise ValueError("observation space: a Dict with no Box/Discrete/MultiDiscrete/MultiBinary key")
-        return leaves
-    if isinstance(space, _SUPPORTED):
-        return {SINGLE_KEY: space}
-    raise ValueError(f"observation space: unsupported type {type(space).__name__}")
-
-
-def encodable_space(space: gym.Space) -> gym.Space:
-    """`space` without the keys the encoder ignores (so a vector env can batch it)."""
-    if isinstance(space, gym.spaces.Dict):
-        return gym.spaces.Dict(obs_leaves(space))
-    return space
-
-
-def is_grid(space: gym.Space) -> bool:
-    return (
-        isinstance(space, gym.spaces.Box)
-        and space.dtype == np.uint8
-        and len(space.shape) == 3
-        and space.shape[-1] <= 4
-    )
-
-
-def is_float_box(space: gym.Space) -> bool:
-    return isinstance(space, gym.spaces.Box) and not is_grid(space)
-
-
-def layer_init(layer: nn.Linear, std: float = math.sqrt(2), bias: float = 0.0) -> nn.Linear:
+def layer_init(layer: nn.Module, std: float = math.sqrt(2), bias: float = 0.0) -> nn.Module:
     nn.init.orthogonal_(layer.weight, std)
     nn.init.constant_(layer.bias, bias)
     return layer
 
 
 def mlp(in_dim: int, hidden: list[int], activation: str, ortho: bool) -> tuple[nn.Sequential, int]:
+    """Linear + activation per hidden size; orthogonal sqrt(2) init when `ortho` (PPO)."""
     act = {"tanh": nn.Tanh, "relu": nn.ReLU}[activation]
     layers: list[nn.Module] = []
     for h in hidden:
@@ -73,6 +37,66 @@ def mlp(in_dim: int, hidden: list[int], activation: str, ortho: bool) -> tuple[n
         layers += [layer_init(lin) if ortho else lin, act()]
         in_dim = h
     return nn.Sequential(*layers), in_dim
+
+
+class EnsembleLinear(nn.Module):
+    """E independent linear layers applied in one batched matmul (twin Q in one pass)."""
+
+    def __init__(self, members: int, in_dim: int, out_dim: int) -> None:
+        super().__init__()
+        bound = 1 / math.sqrt(in_dim)  # nn.Linear's default init
+        self.weight = nn.Parameter(torch.empty(members, in_dim, out_dim).uniform_(-bound, bound))
+        self.bias = nn.Parameter(torch.empty(members, 1, out_dim).uniform_(-bound, bound))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:  # [E, B, in] -> [E, B, out]
+        return torch.baddbmm(self.bias, x, self.weight)
+
+
+class EnsembleMLP(nn.Module):
+    """Same-shaped MLP trunks (PPO's separate actor and critic) evaluated together: half the
+    kernel launches of two separate nets, the same maths (independent weights)."""
+
+    def __init__(self, in_dim: int, hidden: list[int], activation: str, members: int = 2) -> None:
+        super().__init__()
+        dims = [in_dim, *hidden]
+        self.layers = nn.ModuleList(EnsembleLinear(members, i, o) for i, o in zip(dims[:-1], dims[1:], strict=True))
+        for layer in self.layers:  # orthogonal sqrt(2), zero bias, per member (CleanRL)
+            for m in range(members):
+                nn.init.orthogonal_(layer.weight.data[m].T, math.sqrt(2))
+            nn.init.zeros_(layer.bias)
+        self.act = torch.tanh if activation == "tanh" else torch.relu
+        self.members = members
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:  # [B, in] -> [members, B, out]
+        h = x.expand(self.members, -1, -1)
+        for layer in self.layers:  # baddbmm on the parameters: no nn.Module call per layer
+            h = self.act(torch.baddbmm(layer.bias, h, layer.weight))
+        return h
+
+
+class TwinQ(nn.Module):
+    """Two Q networks over (obs features, action in [-1, 1]) as one ensemble: every layer is
+    one batched matmul for both. Parameter-free vector encoders make them independent; an
+    image or grid encoder is shared by both (as in DrQ)."""
+
+    def __init__(self, space: gym.Space, kinds: dict[str, ObsKind], act_dim: int, cfg: NetworkConfig) -> None:
+        super().__init__()
+        self.enc = ObsEncoder(space, kinds, cfg)
+        dims = [self.enc.out_dim + act_dim, *cfg.hidden, 1]
+        self.layers = nn.ModuleList(EnsembleLinear(2, i, o) for i, o in zip(dims[:-1], dims[1:], strict=True))
+
+    def forward(self, obs: dict[str, torch.Tensor], action: torch.Tensor) -> torch.Tensor:
+        return self.from_features(self.enc(obs), action)
+
+    def from_features(self, features: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
+        """[2, B] Q values of encoded observations."""
+        x = torch.cat([features, action], -1).expand(2, -1, -1)
+        last = len(self.layers) - 1
+        for i, layer in enumerate(self.layers):
+            x = torch.baddbmm(layer.bias, x, layer.weight)
+            if i < last:
+                x = torch.relu(x)
+        return x.squeeze(-1)
 
 
 class GridEncoder(nn.Module):
@@ -94,44 +118,93 @@ class GridEncoder(nn.Module):
             self.out_dim = int(self.cnn(torch.zeros(1, c * embed, h, w)).shape[1])
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        # Ids beyond the vocabulary share its last entry (the grid's ids are declared small).
         idx = x.long().clamp(0, self.vocab - 1) + self.offsets  # [B, H, W, C]
         e = self.embed(idx).flatten(3)  # [B, H, W, C*E]
         return self.cnn(e.permute(0, 3, 1, 2))
 
 
-class ObsEncoder(nn.Module):
-    """Encodes a prepared observation dict (see `prepare_obs`) into one feature vector."""
+# (out channels, kernel, stride): Mnih et al. 2015 for images of 36 px and more; the same
+# depth with 3x3 kernels for smaller ones (Nature's 8x8/4 would leave nothing of a 16 px image).
+_NATURE = ((32, 8, 4), (64, 4, 2), (64, 3, 1))
+_SMALL = ((32, 3, 2), (64, 3, 2), (64, 3, 1))
 
-    def __init__(self, space: gym.Space, cfg: NetworkConfig) -> None:
+
+class ImageEncoder(nn.Module):
+    """Nature-CNN over pixels: uint8 scaled to [0, 1], three ReLU convolutions, then a ReLU
+    linear layer of `features` units. Accepts HxWxC (gym's layout) or CxHxW."""
+
+    def __init__(self, shape: tuple[int, ...], features: int) -> None:
+        super().__init__()
+        self.channels_last = shape[-1] <= 4
+        c, h, w = (shape[2], shape[0], shape[1]) if self.channels_last else shape
+        layers: list[nn.Module] = []
+        size, in_ch = min(h, w), c
+        for out_ch, k, s in _NATURE if size >= 36 else _SMALL:
+            if size < k:
+                break
+            layers += [layer_init(nn.Conv2d(in_ch, out_ch, k, s)), nn.ReLU()]
+            size, in_ch = (size - k) // s + 1, out_ch
+        if not layers:
+            raise ConfigError(f"observation: an image of {h}x{w} pixels is too small for a CNN (>= 3x3)")
+        self.cnn = nn.Sequential(*layers, nn.Flatten())
+        with torch.no_grad():
+            n = int(self.cnn(torch.zeros(1, c, h, w)).shape[1])
+        self.head = nn.Sequential(layer_init(nn.Linear(n, features)), nn.ReLU())
+        self.out_dim = features
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = x.float() * (1.0 / 255.0) if x.dtype == torch.uint8 else x.float()
+        if self.channels_last:
+            x = x.permute(0, 3, 1, 2)
+        return self.head(self.cnn(x))
+
+
+class ObsEncoder(nn.Module):
+    """Encodes a prepared observation dict (see `observations.to_tensors`) into one vector."""
+
+    def __init__(self, space: gym.Space, kinds: dict[str, ObsKind], cfg: NetworkConfig) -> None:
         super().__init__()
         self.leaves = obs_leaves(space)
-        self.grids = nn.ModuleDict()
+        self.kinds = kinds
+        self.grids = nn.ModuleDict()  # index grids (the name format-1 weights use)
+        self.images = nn.ModuleDict()
         self.out_dim = 0
         for key, sub in self.leaves.items():
-            if is_grid(sub):
-                enc = GridEncoder(sub.shape, cfg.grid_vocab, cfg.grid_embed)
-                self.grids[_mkey(key)] = enc
-                self.out_dim += enc.out_dim
+            if kinds[key] == "index_grid":
+                enc: GridEncoder | ImageEncoder = GridEncoder(sub.shape, cfg.grid_vocab, cfg.grid_embed)
+                self.grids[module_key(key)] = enc
+            elif kinds[key] == "image":
+                enc = ImageEncoder(sub.shape, cfg.image_features)
+                self.images[module_key(key)] = enc
             else:
                 self.out_dim += flat_dim(sub)
+                continue
+            self.out_dim += enc.out_dim
         # One float vector (CartPole, Pendulum...): the features are the input itself. This
         # runs on every rollout and gradient step, so skip the per-leaf dispatch below.
-        only = next(iter(self.leaves.items())) if len(self.leaves) == 1 else None
-        self._vector_key = (only[0] if only is not None and is_float_box(only[1]) and len(only[1].shape) == 1
-                            else None)
+        only = next(iter(self.leaves)) if len(self.leaves) == 1 else None
+        self._vector_key = only if only is not None and kinds[only] == "vector" else None
+
+    @property
+    def has_parameters(self) -> bool:
+        return bool(self.grids) or bool(self.images)
 
     def forward(self, obs: dict[str, torch.Tensor]) -> torch.Tensor:
         if self._vector_key is not None:
             x = obs[self._vector_key]
-            return x if x.dtype == torch.float32 and x.dim() == 2 else x.reshape(x.shape[0], -1).float()
+            return x if x.dim() == 2 else x.reshape(x.shape[0], -1)
         parts = []
         for key, sub in self.leaves.items():
             x = obs[key]
-            if is_grid(sub):
-                parts.append(self.grids[_mkey(key)](x))
-            elif isinstance(sub, gym.spaces.Discrete):
+            kind = self.kinds[key]
+            if kind == "index_grid":
+                parts.append(self.grids[module_key(key)](x))
+            elif kind == "image":
+                parts.append(self.images[module_key(key)](x))
+            elif kind == "discrete":
                 parts.append(nn.functional.one_hot(x.long(), int(sub.n)).float())
-            elif isinstance(sub, gym.spaces.MultiDiscrete):
+            elif kind == "multi_discrete":
                 parts += [nn.functional.one_hot(x[..., i].long(), int(n)).float()
                           for i, n in enumerate(sub.nvec.reshape(-1))]
             else:
@@ -147,39 +220,6 @@ def flat_dim(space: gym.Space) -> int:
     return int(np.prod(space.shape))
 
 
-def _mkey(key: str) -> str:
+def module_key(key: str) -> str:
+    """An observation key as a ModuleDict key (no dots, not empty)."""
     return key.replace(".", "_") or "_"
-
-
-def obs_batch_size(obs: Any, space: gym.Space) -> int | None:
-    """Leading batch size of `obs`, or None when it is a single observation of `space`."""
-    leaves = obs_leaves(space)
-    key, sub = next(iter(leaves.items()))
-    x = np.asarray(obs[key] if isinstance(space, gym.spaces.Dict) else obs)
-    single_ndim = 0 if isinstance(sub, gym.spaces.Discrete) else len(sub.shape)
-    return None if x.ndim == single_ndim else int(x.shape[0])
-
-
-def canonical_obs(obs: Any, space: gym.Space) -> dict[str, np.ndarray]:
-    """An env observation as the dict of arrays the encoder reads ("obs" for non-dict spaces)."""
-    if isinstance(space, gym.spaces.Dict):
-        return {k: np.asarray(obs[k]) for k in obs_leaves(space)}
-    return {SINGLE_KEY: np.asarray(obs)}
-
-
-def prepare_obs(obs: Any, space: gym.Space) -> dict[str, torch.Tensor]:
-    """Env observation (batched) -> dict of tensors."""
-    return prepare_obs_dict(canonical_obs(obs, space), space)
-
-
-def prepare_obs_dict(obs: dict[str, np.ndarray], space: gym.Space) -> dict[str, torch.Tensor]:
-    """Canonical obs dict (batched) -> tensors; Discrete ids shifted to start at 0."""
-    out = {}
-    for key, sub in obs_leaves(space).items():
-        t = torch.as_tensor(obs[key])
-        if isinstance(sub, gym.spaces.Discrete) and int(sub.start):
-            t = t - int(sub.start)
-        elif is_float_box(sub) or isinstance(sub, gym.spaces.MultiBinary):
-            t = t.float()
-        out[key] = t
-    return out

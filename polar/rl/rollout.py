@@ -10,34 +10,28 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import gymnasium as gym
 import numpy as np
 import torch
 from gymnasium.vector import AutoresetMode
 
-from polar.rl.networks import canonical_obs, obs_leaves
+from polar.rl.batches import EpisodeStats, RolloutBatch, Transitions
+from polar.rl.observations import canonical_obs, obs_leaves
+from polar.rl.ppo_policy import PPOPolicy
+from polar.rl.sac_policy import SACPolicy
 
 
-def obs_keys(space: gym.Space) -> list[str]:
-    return list(obs_leaves(space))
+class VectorStep(NamedTuple):
+    """One vector step of real transitions, arrays [N]."""
 
-
-as_obs_dict = canonical_obs
-
-
-@dataclass
-class EpisodeStats:
-    returns: list[float] = field(default_factory=list)
-    lengths: list[int] = field(default_factory=list)
-    successes: list[float] = field(default_factory=list)  # only where info["success"] exists
-
-    def extend(self, other: EpisodeStats) -> None:
-        self.returns += other.returns
-        self.lengths += other.lengths
-        self.successes += other.successes
+    obs: dict[str, np.ndarray]
+    next_obs: dict[str, np.ndarray]  # the real next obs (the final one where an episode ended)
+    reward: np.ndarray
+    terminated: np.ndarray
+    truncated: np.ndarray  # and not terminated
+    valid: np.ndarray  # False on a NEXT_STEP reset pseudo-step
 
 
 class Collector:
@@ -47,7 +41,7 @@ class Collector:
         self.env = env
         self.n = env.num_envs
         self.space = env.single_observation_space
-        self.keys = obs_keys(self.space)
+        self.keys = list(obs_leaves(self.space))
         mode = env.metadata.get("autoreset_mode", AutoresetMode.NEXT_STEP)
         self.mode = AutoresetMode(mode) if not isinstance(mode, AutoresetMode) else mode
         if self.mode == AutoresetMode.DISABLED:
@@ -63,14 +57,14 @@ class Collector:
         if self.obs is None:
             # Seed each sub-env once, on its first reset (seed + i, distinct).
             obs, _ = self.env.reset(seed=self.seed)
-            self.obs = as_obs_dict(obs, self.space)
+            self.obs = canonical_obs(obs, self.space)
         return self.obs
 
-    def step(self, actions: np.ndarray) -> dict[str, Any]:
+    def step(self, actions: np.ndarray) -> VectorStep:
         """One vector step. Returns obs, real next obs, reward, terminated, truncated, valid."""
         obs = self.current_obs()
         nxt, reward, term, trunc, info = self.env.step(actions)
-        nxt = as_obs_dict(nxt, self.space)
+        nxt = canonical_obs(nxt, self.space)
         term, trunc = np.asarray(term, dtype=bool), np.asarray(trunc, dtype=bool)
         valid = ~self.needs_reset
         done = (term | trunc) & valid
@@ -80,7 +74,7 @@ class Collector:
             real_next = {k: v.copy() for k, v in nxt.items()}
             final_obs = info["final_obs"]
             for i in np.flatnonzero(done):
-                fo = as_obs_dict(_expand(final_obs[i]), self.space)
+                fo = canonical_obs(_expand(final_obs[i]), self.space)
                 for k in self.keys:
                     real_next[k][i] = fo[k][0]
             success = _success(info.get("final_info", {}), self.n)
@@ -96,10 +90,8 @@ class Collector:
         if self.mode == AutoresetMode.NEXT_STEP:
             self.needs_reset = done
         self.obs = nxt
-        return {
-            "obs": obs, "next_obs": real_next, "reward": np.asarray(reward, dtype=np.float32),
-            "terminated": term & valid, "truncated": trunc & valid & ~term, "valid": valid,
-        }
+        return VectorStep(obs, real_next, np.asarray(reward, dtype=np.float32),
+                          term & valid, trunc & valid & ~term, valid)
 
     def pop_stats(self) -> EpisodeStats:
         s, self.stats = self.stats, EpisodeStats()
@@ -119,75 +111,67 @@ def _success(info: dict[str, Any], n: int) -> tuple[np.ndarray, np.ndarray] | No
     return np.asarray(info["success"], dtype=np.float64), np.asarray(mask, dtype=bool)
 
 
-@torch.inference_mode()
-def collect_ppo(policy: Any, collector: Collector, num_steps: int) -> dict[str, Any]:
-    """T vector steps with the current policy -> arrays [T, N] ready for GAE and PPO."""
+def collect_ppo(policy: PPOPolicy, collector: Collector, num_steps: int) -> RolloutBatch:
+    """T vector steps with the current policy -> a batch [T, N] ready for GAE and PPO."""
     T, n = num_steps, collector.n
-    # Preallocated [T, N] arrays filled in place: no per-step lists, no stacking at the end.
-    obs_buf: dict[str, np.ndarray] | None = None
+    # Preallocated numpy arrays [T, N] filled in place (a numpy item write is several times
+    # cheaper than a tensor one), handed over as tensors sharing their memory.
+    first = collector.current_obs()
+    obs_buf = {k: np.empty((T, *v.shape), v.dtype) for k, v in first.items()}
     act_buf: np.ndarray | None = None
     logp, values, rewards = (np.empty((T, n), np.float32) for _ in range(3))
     term, trunc, valid = (np.empty((T, n), bool) for _ in range(3))
     boot = np.zeros((T, n), np.float32)
-    for t in range(T):
-        obs = collector.current_obs()
-        if obs_buf is None:
-            obs_buf = {k: np.empty((T, *v.shape), v.dtype) for k, v in obs.items()}
-        for k, v in obs.items():
-            obs_buf[k][t] = v
-        action, lp, value = policy.ppo_step(policy.prepare_dict(obs))
-        tr = collector.step(policy.env_action(action))
-        a = action.numpy()
-        if act_buf is None:
-            act_buf = np.empty((T, *a.shape), a.dtype)
-        act_buf[t] = a
-        logp[t] = lp.numpy()
-        values[t] = value.numpy()
-        rewards[t] = tr["reward"]
-        term[t] = tr["terminated"]
-        trunc[t] = tr["truncated"]
-        valid[t] = tr["valid"]
-        # V(real final obs) where an episode was cut short: the truncation bootstrap.
-        if trunc[t].any():
-            idx = np.flatnonzero(trunc[t])
-            sub = {k: v[idx] for k, v in tr["next_obs"].items()}
-            boot[t, idx] = policy.ppo_value(policy.prepare_dict(sub)).numpy()
-    last_value = policy.ppo_value(policy.prepare_dict(collector.current_obs())).numpy()
+    with torch.inference_mode():
+        for t in range(T):
+            obs = collector.current_obs()
+            for k, v in obs.items():
+                obs_buf[k][t] = v
+            action, lp, value = policy.step(policy.prepare(obs))
+            step = collector.step(policy.env_action(action))
+            a = action.numpy()
+            if act_buf is None:
+                act_buf = np.empty((T, *a.shape), a.dtype)
+            act_buf[t] = a
+            logp[t], values[t] = lp.numpy(), value.numpy()
+            rewards[t], term[t], trunc[t], valid[t] = step.reward, step.terminated, step.truncated, step.valid
+            # V(real final obs) where an episode was cut short: the truncation bootstrap.
+            if step.truncated.any():
+                idx = np.flatnonzero(step.truncated)
+                sub = {k: v[idx] for k, v in step.next_obs.items()}
+                boot[t, idx] = policy.value_tensor(policy.prepare(sub)).numpy()
+        last_value = policy.value_tensor(policy.prepare(collector.current_obs())).numpy()
     dones = term | trunc | ~valid
-    # next_values[t]: V(s_{t+1}) inside an episode, V(final obs) on truncation (0 on termination,
-    # masked in GAE anyway); the last step bootstraps from V(current obs).
-    next_values = np.concatenate([values[1:], last_value[None]], 0)
-    next_values = np.where(dones, boot, next_values)
-    return {
-        "obs": obs_buf, "actions": act_buf, "logp": logp,
-        "values": values, "rewards": rewards, "terminated": term,
-        "dones": dones, "valid": valid, "next_values": next_values,
-        "stats": collector.pop_stats(),
-    }
+    # next_values[t]: V(s_{t+1}) inside an episode, V(final obs) on truncation (0 on
+    # termination, masked in GAE anyway); the last step bootstraps from V(current obs).
+    next_values = np.where(dones, boot, np.concatenate([values[1:], last_value[None]], 0))
+    assert act_buf is not None
+    tensors = [torch.from_numpy(x) for x in (act_buf, logp, values, rewards, term, dones, valid, next_values)]
+    return RolloutBatch({k: torch.from_numpy(v) for k, v in obs_buf.items()}, *tensors, collector.pop_stats())
 
 
-@torch.inference_mode()
-def collect_sac(policy: Any, collector: Collector, num_steps: int, rng: np.random.Generator | None) -> dict[str, Any]:
-    """T vector steps -> the valid transitions, flattened. With `rng` the actions are uniform
-    random in [-1, 1] (warm-up), drawn from that generator so runs stay reproducible."""
-    out: list[dict[str, Any]] = []
-    for _ in range(num_steps):
-        obs = collector.current_obs()
-        if rng is not None:
-            a = torch.as_tensor(rng.uniform(-1, 1, (collector.n, policy.act_dim)).astype(np.float32))
-        else:
-            a, _ = policy.sac_sample(policy.prepare_dict(obs))
-        tr = collector.step(policy.env_action(a))
-        v = tr["valid"]
-        out.append({
-            "obs": {k: x[v] for k, x in obs.items()}, "next_obs": {k: x[v] for k, x in tr["next_obs"].items()},
-            "actions": a.numpy()[v], "rewards": tr["reward"][v], "terminated": tr["terminated"][v],
-        })
-    return {
-        "obs": {k: np.concatenate([o["obs"][k] for o in out]) for k in collector.keys},
-        "next_obs": {k: np.concatenate([o["next_obs"][k] for o in out]) for k in collector.keys},
-        "actions": np.concatenate([o["actions"] for o in out]),
-        "rewards": np.concatenate([o["rewards"] for o in out]),
-        "terminated": np.concatenate([o["terminated"] for o in out]),
-        "stats": collector.pop_stats(),
-    }
+def collect_sac(policy: SACPolicy, collector: Collector, num_steps: int,
+                rng: np.random.Generator | None = None) -> Transitions:
+    """T vector steps -> transitions [T, N] for a replay buffer. With `rng` the actions are
+    uniform in [-1, 1] (warm-up), drawn from that generator so runs stay reproducible."""
+    T, n = num_steps, collector.n
+    first = collector.current_obs()
+    obs_buf = {k: np.empty((T, *v.shape), v.dtype) for k, v in first.items()}
+    next_buf = {k: np.empty((T, *v.shape), v.dtype) for k, v in first.items()}
+    actions = np.empty((T, n, policy.act_dim), np.float32)
+    rewards = np.empty((T, n), np.float32)
+    term, trunc, valid = (np.empty((T, n), bool) for _ in range(3))
+    with torch.inference_mode():
+        for t in range(T):
+            obs = collector.current_obs()
+            if rng is not None:
+                a = torch.from_numpy(rng.uniform(-1, 1, (n, policy.act_dim)).astype(np.float32))
+            else:
+                a, _ = policy.sample(policy.prepare(obs))
+            step = collector.step(policy.env_action(a))
+            for k in obs_buf:
+                obs_buf[k][t] = obs[k]
+                next_buf[k][t] = step.next_obs[k]
+            actions[t] = a.numpy()
+            rewards[t], term[t], trunc[t], valid[t] = step.reward, step.terminated, step.truncated, step.valid
+    return Transitions(obs_buf, actions, rewards, next_buf, term, trunc, valid, collector.pop_stats())

@@ -1,77 +1,118 @@
-"""SAC: twin Q with Polyak targets, automatic entropy tuning, tanh-squashed Gaussian actor."""
+"""SAC (Haarnoja et al. 2018): twin Q with Polyak targets, automatic entropy tuning, a
+tanh-squashed Gaussian actor. One update:
+
+1. critic: y = r + gamma (1 - terminated) (min Q'(s', a') - alpha log pi(a'|s')) with a' from
+   the current actor on the real next observation; one Adam step on both critics;
+2. actor: alpha log pi(a|s) - min Q(s, a), a ~ pi(s), through the *updated* critic, whose
+   weights are frozen meanwhile (no weight-gradient matmuls for parameters not updated);
+3. temperature: log alpha towards the target entropy -dim(A), from the detached log pi;
+4. Polyak averaging of the targets (tau per gradient step).
+Alpha is detached in both losses. Both critics (and both targets) are one ensemble: each
+layer is one batched matmul for the two.
+"""
 
 from __future__ import annotations
 
 import copy
+import time
+from collections import defaultdict
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any
 
 import torch
 
+from polar.rl.batches import ReplaySample
 from polar.rl.config import SACConfig
-from polar.rl.policy import Policy
+from polar.rl.optim import FusedAdam
+from polar.rl.sac_policy import SACPolicy
+
+
+class PhaseTimer:
+    """Wall time per named phase (`with timer("critic"): ...`); a no-op when disabled."""
+
+    def __init__(self, enabled: bool = False) -> None:
+        self.enabled = enabled
+        self.seconds: dict[str, float] = defaultdict(float)
+        self._off = nullcontext()
+
+    def __call__(self, phase: str) -> AbstractContextManager[None]:
+        return self._timed(phase) if self.enabled else self._off
+
+    @contextmanager
+    def _timed(self, phase: str) -> Iterator[None]:
+        t0 = time.perf_counter()
+        yield
+        self.seconds[phase] += time.perf_counter() - t0
 
 
 class SAC:
-    def __init__(self, policy: Policy, cfg: SACConfig) -> None:
+    def __init__(self, policy: SACPolicy, cfg: SACConfig, timer: PhaseTimer | None = None) -> None:
         self.policy = policy
         self.cfg = cfg
         self.target_q = copy.deepcopy(policy.q).requires_grad_(False)
-        self.actor_params = [p for n, p in policy.named_parameters() if n.startswith("actor_")]
         self.q_params = list(policy.q.parameters())
+        self.target_params = list(self.target_q.parameters())
+        self.actor_params = policy.actor_parameters()
         self.q_optimizer = torch.optim.Adam(self.q_params, lr=cfg.q_lr, fused=True)
         self.actor_optimizer = torch.optim.Adam(self.actor_params, lr=cfg.policy_lr, fused=True)
         self.target_entropy = -float(policy.act_dim)
         self.log_alpha = torch.tensor(float(torch.tensor(cfg.alpha).log()), requires_grad=cfg.autotune)
-        self.alpha_optimizer = torch.optim.Adam([self.log_alpha], lr=cfg.q_lr) if cfg.autotune else None
+        self.alpha_optimizer = torch.optim.Adam([self.log_alpha], lr=cfg.q_lr, fused=True) if cfg.autotune else None
+        # The fast path (see polar/rl/optim.py): the same Adam steps, less Python per step.
+        self._steps = {id(opt): (FusedAdam(opt, opt.param_groups[0]["params"]) if cfg.fused_adam else None)
+                       for opt in (self.q_optimizer, self.actor_optimizer, self.alpha_optimizer) if opt is not None}
         self.updates = 0
+        self.timer = timer or PhaseTimer()
 
-    def update(self, batch: dict[str, Any]) -> dict[str, float]:
-        cfg, policy = self.cfg, self.policy
-        obs = policy.prepare_dict(batch["obs"])
-        next_obs = policy.prepare_dict(batch["next_obs"])
-        actions = torch.as_tensor(batch["actions"])
-        rewards = torch.as_tensor(batch["rewards"])
-        not_term = 1.0 - torch.as_tensor(batch["terminated"])
+    def update(self, batch: ReplaySample) -> dict[str, torch.Tensor]:
+        """One gradient step. Returns detached scalar tensors (no sync per step)."""
+        cfg, policy, timer = self.cfg, self.policy, self.timer
+        obs, next_obs = policy.prepare(batch.obs), policy.prepare(batch.next_obs)
         alpha = self.log_alpha.detach().exp()
-        with torch.no_grad():
-            # a' from the current policy on the real next obs; only `terminated` masks it.
-            next_a, next_logp = policy.sac_sample(next_obs)
-            target_min = self.target_q(next_obs, next_a).min(0).values - alpha * next_logp
-            target = rewards + cfg.gamma * not_term * target_min
-        q = policy.q(obs, actions)  # [2, B]
-        q_loss = (q - target).pow(2).mean(1).sum() * 0.5
-        self.q_optimizer.zero_grad(set_to_none=True)
-        q_loss.backward()
-        self.q_optimizer.step()
-        out = {"q_loss": float(q_loss.detach()), "q_mean": float(q.mean().detach())}
-        if self.updates % cfg.policy_frequency == 0:
-            for _ in range(cfg.policy_frequency):  # CleanRL: compensate the delay
-                a, logp = policy.sac_sample(obs)
-                # Freeze the critic while the actor's loss flows through it: no wasted
-                # weight-gradient matmuls for parameters this step never updates.
-                for p in self.q_params:
-                    p.requires_grad_(False)
-                q_pi = policy.q(obs, a).min(0).values
-                for p in self.q_params:
-                    p.requires_grad_(True)
-                actor_loss = (alpha * logp - q_pi).mean()
-                self.actor_optimizer.zero_grad(set_to_none=True)
-                actor_loss.backward()
-                self.actor_optimizer.step()
-                out["actor_loss"] = float(actor_loss.detach())
-                out["entropy"] = float(-logp.mean().detach())
-                if self.alpha_optimizer is not None:
-                    alpha_loss = -(self.log_alpha.exp() * (logp.detach() + self.target_entropy)).mean()
-                    self.alpha_optimizer.zero_grad(set_to_none=True)
-                    alpha_loss.backward()
-                    self.alpha_optimizer.step()
-                    alpha = self.log_alpha.detach().exp()
-        if self.updates % cfg.target_network_frequency == 0:
+        with timer("target_actor"), torch.no_grad():  # a' from the current policy on the real next obs
+            next_a, next_logp = policy.sample(next_obs)
+        with timer("critic"):
             with torch.no_grad():
-                torch._foreach_lerp_(list(self.target_q.parameters()), self.q_params, cfg.tau)
+                target_min = self.target_q(next_obs, next_a).min(0).values - alpha * next_logp
+                target = batch.rewards + cfg.gamma * (1.0 - batch.terminated) * target_min
+            q = policy.q(obs, batch.actions)  # [2, B]
+            q_loss = 0.5 * (q - target).pow(2).mean(1).sum()
+            self._minimize(q_loss, self.q_optimizer)
+        out = {"q_loss": q_loss.detach(), "q_mean": q.detach().mean()}
+        if self.updates % cfg.policy_frequency == 0:
+            for _ in range(cfg.policy_frequency):  # CleanRL's delayed updates: k at once
+                with timer("actor"):
+                    a_pi, logp_pi = policy.sample(obs)
+                    for p in self.q_params:
+                        p.requires_grad_(False)
+                    q_pi = policy.q(obs, a_pi).min(0).values
+                    for p in self.q_params:
+                        p.requires_grad_(True)
+                    actor_loss = (alpha * logp_pi - q_pi).mean()
+                    self._minimize(actor_loss, self.actor_optimizer)
+                out |= {"actor_loss": actor_loss.detach(), "entropy": -logp_pi.detach().mean()}
+                if self.alpha_optimizer is not None:
+                    with timer("alpha"):
+                        alpha_loss = -(self.log_alpha.exp() * (logp_pi.detach() + self.target_entropy)).mean()
+                        self._minimize(alpha_loss, self.alpha_optimizer)
+                        alpha = self.log_alpha.detach().exp()
+        if self.updates % cfg.target_network_frequency == 0:
+            with timer("target"), torch.no_grad():
+                torch._foreach_lerp_(self.target_params, self.q_params, cfg.tau)
         self.updates += 1
-        out["alpha"] = float(alpha)
+        out["alpha"] = alpha
         return out
+
+    def _minimize(self, loss: torch.Tensor, optimizer: torch.optim.Optimizer) -> None:
+        for p in optimizer.param_groups[0]["params"]:
+            p.grad = None
+        loss.backward()
+        fast = self._steps[id(optimizer)]
+        if fast is not None:
+            fast.step()
+        else:
+            optimizer.step()
 
     def state_dict(self) -> dict[str, Any]:
         return {

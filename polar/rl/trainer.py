@@ -7,6 +7,7 @@ import json
 import logging
 import math
 import random
+import shutil
 import time
 from collections import deque
 from collections.abc import Callable
@@ -18,72 +19,60 @@ import torch
 import yaml
 
 import polar
-from polar.errors import HarnessError
+from polar.errors import ConfigError, HarnessError
 from polar.files import atomic_write
+from polar.rl.batches import EpisodeStats, RolloutBatch, Transitions
 from polar.rl.buffers import ReplayBuffer
 from polar.rl.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
 from polar.rl.config import TrainConfig
-from polar.rl.envs import make_vector_env
+from polar.rl.envs import make_training_env, make_vector_env
 from polar.rl.evaluate import evaluate_policy
-from polar.rl.policy import Policy
+from polar.rl.observations import declared_kinds
+from polar.rl.policy import make_policy
 from polar.rl.ppo import PPO
-from polar.rl.rollout import Collector, EpisodeStats, collect_ppo, collect_sac
-from polar.rl.sac import SAC
+from polar.rl.rollout import Collector, collect_ppo, collect_sac
+from polar.rl.runlog import METRICS_FILE, TB_DIR, RunLog
+from polar.rl.sac import SAC, PhaseTimer
 
 log = logging.getLogger("polar.rl")
 
-
-def _merge_ppo(batches: list[dict[str, Any]]) -> dict[str, Any]:
-    """Worker batches [T, N_w] -> one batch [T, sum N_w]."""
-    if len(batches) == 1:
-        return batches[0]
-    out: dict[str, Any] = {"obs": {k: np.concatenate([b["obs"][k] for b in batches], 1) for k in batches[0]["obs"]}}
-    for k in ("actions", "logp", "values", "rewards", "terminated", "dones", "valid", "next_values"):
-        out[k] = np.concatenate([b[k] for b in batches], 1)
-    stats = EpisodeStats()
-    for b in batches:
-        stats.extend(b["stats"])
-    out["stats"] = stats
-    return out
+# What a run writes into its folder: a fresh run refuses a folder holding any of them
+# (unless told to overwrite), so two runs never mix.
+RUN_FILES = (METRICS_FILE, TB_DIR, "checkpoints", "eval.json", "policy", "config.yaml")
 
 
-def _merge_sac(batches: list[dict[str, Any]]) -> dict[str, Any]:
-    if len(batches) == 1:
-        return batches[0]
-    out: dict[str, Any] = {
-        "obs": {k: np.concatenate([b["obs"][k] for b in batches]) for k in batches[0]["obs"]},
-        "next_obs": {k: np.concatenate([b["next_obs"][k] for b in batches]) for k in batches[0]["next_obs"]},
-    }
-    for k in ("actions", "rewards", "terminated"):
-        out[k] = np.concatenate([b[k] for b in batches])
-    stats = EpisodeStats()
-    for b in batches:
-        stats.extend(b["stats"])
-    out["stats"] = stats
-    return out
-
-
-def _check_spaces(cfg: TrainConfig) -> tuple[Any, Any]:
-    """The spaces every harness of the run shares; different ones are an error naming both."""
+def _probe(cfg: TrainConfig) -> tuple[Any, Any, dict[str, str]]:
+    """The spaces every harness of the run shares, and the observation kinds they declare
+    (overridden by the config's `observation_kinds`); a mismatch is an error naming both."""
     ids = list(dict.fromkeys([cfg.harness] if isinstance(cfg.harness, str) else cfg.harness))
-    spaces = []
+    found = []
     for h in ids:
-        probe = make_vector_env([h], cfg.harness_kwargs)
-        spaces.append((probe.single_observation_space, probe.single_action_space))
-        probe.close()
-    for h, (o, a) in zip(ids[1:], spaces[1:], strict=True):
-        if o != spaces[0][0] or a != spaces[0][1]:
+        env = make_training_env(h, **cfg.harness_kwargs)
+        found.append((env.observation_space, env.action_space, declared_kinds(env.unwrapped)))
+        env.close()
+    for h, (o, a, k) in zip(ids[1:], found[1:], strict=True):
+        if o != found[0][0] or a != found[0][1]:
             raise HarnessError(f"harness: {h!r} has spaces {o} / {a}, but {ids[0]!r} has "
-                               f"{spaces[0][0]} / {spaces[0][1]}; one policy needs the same spaces")
-    return spaces[0]
+                               f"{found[0][0]} / {found[0][1]}; one policy needs the same spaces")
+        if k != found[0][2]:
+            raise HarnessError(f"harness: {h!r} declares observation kinds {k}, but {ids[0]!r} declares {found[0][2]}")
+    obs_space, act_space, kinds = found[0]
+    return obs_space, act_space, kinds | cfg.observation_kinds
 
 
 class Trainer:
-    """One run in `out`. `Trainer.resume(out)` continues from the latest checkpoint."""
+    """One run in `out`. `Trainer.resume(out)` continues from the latest checkpoint.
 
-    def __init__(self, cfg: TrainConfig, out: str | Path | None = None) -> None:
+    A fresh run refuses a folder that holds another run's files unless `overwrite` (then
+    they are removed first), so metrics of two runs never mix."""
+
+    def __init__(self, cfg: TrainConfig, out: str | Path | None = None, overwrite: bool = False,
+                 *, resuming: bool = False) -> None:
         self.cfg = cfg
         self.out = Path(out or cfg.out)
+        self.overwrite = overwrite
+        self._resumed = resuming
+        self._present = [] if resuming else self._check_out()
         self.algo_cfg = cfg.ppo if cfg.algo == "ppo" else cfg.sac
         torch.set_num_threads(cfg.torch_threads)
         random.seed(cfg.seed)
@@ -91,12 +80,14 @@ class Trainer:
         torch.manual_seed(cfg.seed)
         self.rng = np.random.default_rng(cfg.seed)  # SAC warm-up actions (serial)
         self.num_envs = self.algo_cfg.num_envs
-        obs_space, act_space = _check_spaces(cfg)
-        self.policy = Policy(cfg.algo, obs_space, act_space, cfg.network, cfg.normalize_obs)
+        obs_space, act_space, kinds = _probe(cfg)
+        self.policy: Any = make_policy(cfg.algo, obs_space, act_space, cfg.network, cfg.normalize_obs, kinds)
         self.ppo = PPO(self.policy, cfg.ppo) if cfg.algo == "ppo" else None
-        self.sac = SAC(self.policy, cfg.sac) if cfg.algo == "sac" else None
+        self.timer = PhaseTimer()
+        self.sac = SAC(self.policy, cfg.sac, self.timer) if cfg.algo == "sac" else None
         self.replay = (ReplayBuffer(self.policy.observation_space, self.policy.act_dim,
-                                    min(cfg.sac.buffer_size, cfg.steps), cfg.seed)
+                                    min(cfg.sac.buffer_size, cfg.steps), self.num_envs * max(1, cfg.workers),
+                                    cfg.seed, cfg.sac.her, cfg.sac.buffer_float)
                        if cfg.algo == "sac" else None)
         self.env_steps = 0
         self.updates = 0
@@ -105,11 +96,12 @@ class Trainer:
         self.next_ckpt = cfg.checkpoint_every or math.inf
         self.recent_returns: deque[float] = deque(maxlen=20)
         self.recent_success: deque[float] = deque(maxlen=100)
+        self.final: dict[str, Any] | None = None  # the final evaluation, once done
+        self.runlog = RunLog(self.out)
         self.collector: Collector | None = None
         self.pool: Any = None
         self._envs_state: Any = None
-        self._tb: Any = None
-        self.hooks: list[Callable[[Trainer], None]] = []  # called after every update (e.g. eval curves)
+        self.hooks: list[Callable[[Trainer], None]] = []  # called after every iteration (curves, tests)
 
     # ---- resume ------------------------------------------------------------------
 
@@ -121,7 +113,7 @@ class Trainer:
         cfg = TrainConfig.model_validate(state["config"])
         if progress is not None:
             cfg = cfg.model_copy(update={"progress": progress})
-        t = cls(cfg, out)
+        t = cls(cfg, out, resuming=True)
         t.policy.load_state_dict(policy.state_dict())
         if t.ppo is not None:
             t.ppo.optimizer.load_state_dict(state["optim"])
@@ -129,25 +121,44 @@ class Trainer:
             t.sac.load_state_dict(state["optim"])
             if replay is not None and t.replay is not None:
                 t.replay.load_state(replay)
+                log.info("replay buffer restored: %d transitions", t.replay.size)
         t.env_steps, t.updates, t.wall_s = state["env_steps"], state["updates"], state["wall_s"]
         t.next_eval, t.next_ckpt = state["next_eval"], state["next_ckpt"]
         t.recent_returns.extend(state["recent_returns"])
         t.recent_success.extend(state["recent_success"])
+        t.final = state.get("final")
         random.setstate(state["rng"]["python"])
         np.random.set_state(state["rng"]["numpy"])
         torch.set_rng_state(state["rng"]["torch"])
         t.rng.bit_generator.state = state["rng"]["trainer"]
         t._envs_state = envs
-        # Metrics written after the checkpoint are replayed by the resumed run: drop them.
-        mpath = out / "metrics.jsonl"
-        if mpath.exists():
-            rows = [ln for ln in mpath.read_text().splitlines() if ln.strip()]
-            kept = [ln for ln in rows if json.loads(ln).get("env_steps", 0) <= t.env_steps]
-            mpath.write_text("".join(ln + "\n" for ln in kept))
+        # What was logged after the checkpoint is replayed by the resumed run: cut it.
+        if "log_rows" in state:
+            t.runlog.rows, t.runlog.events = state["log_rows"], state["log_events"]
+        else:  # a checkpoint from before the counts: keep the rows up to its env steps
+            t.runlog.rows = t.runlog.events = _rows_up_to(out / METRICS_FILE, t.env_steps)
+        t.runlog.trim()
         log.info("resumed %s at %d env steps, update %d", out, t.env_steps, t.updates)
         return t
 
     # ---- pieces --------------------------------------------------------------------
+
+    def _check_out(self) -> list[str]:
+        """A fresh run refuses a folder holding another run (before anything is written)."""
+        present = [name for name in RUN_FILES if (self.out / name).exists()]
+        if present and not self.overwrite:
+            raise ConfigError(f"out: {self.out} already holds a run ({', '.join(present)}); "
+                              "continue it with --resume, or replace it with --overwrite")
+        return present
+
+    def _clear_out(self) -> None:
+        for name in self._present:  # --overwrite: the old run's files go before any new one
+            p = self.out / name
+            if p.is_dir():
+                shutil.rmtree(p)
+            elif p.exists():
+                p.unlink()
+        self._present = []
 
     def _setup_rollouts(self) -> None:
         cfg = self.cfg
@@ -160,9 +171,10 @@ class Trainer:
                 env = make_vector_env([cfg.harness_for(0)] * self.num_envs, cfg.harness_kwargs)
                 self.collector = Collector(env, seed=cfg.seed + 7919 * self.updates)
         else:
-            from polar.rl.workers import WorkerPool, init_ray
+            from polar.rl.ray_session import init_ray
+            from polar.rl.workers import WorkerPool
 
-            init_ray(cfg.address, cfg.object_store_mb)
+            init_ray(cfg.address, object_store_mb=cfg.object_store_mb)
             self.pool = WorkerPool([cfg.harness_for(w) for w in range(cfg.workers)], self.num_envs,
                                    cfg.harness_kwargs, cfg.seed + 104_729 * self.updates,
                                    self.policy.config(), cfg.torch_threads)
@@ -179,13 +191,15 @@ class Trainer:
             "config": self.cfg.model_dump(mode="json"),
             "algo": self.cfg.algo, "env_steps": self.env_steps, "updates": self.updates,
             "wall_s": self.wall_s, "next_eval": self.next_eval, "next_ckpt": self.next_ckpt,
-            "lr": self._lr(), "optim": optim,
+            "lr": self._lr(), "optim": optim, "final": self.final,
+            "log_rows": self.runlog.rows, "log_events": self.runlog.events,
             "recent_returns": list(self.recent_returns), "recent_success": list(self.recent_success),
             "rng": {"python": random.getstate(), "numpy": np.random.get_state(),
                     "torch": torch.get_rng_state(), "trainer": self.rng.bit_generator.state},
         }
 
     def checkpoint(self) -> Path:
+        self.runlog.flush()  # the events the checkpoint counts are on disk
         replay = self.replay.state() if (self.replay is not None and self.cfg.sac.save_buffer) else None
         return save_checkpoint(self.out, f"ckpt-{self.env_steps:010d}", self.policy, self._state(),
                                envs=self.collector, replay=replay)
@@ -203,21 +217,6 @@ class Trainer:
         # The schedule position is the update counter, restored on resume.
         return c.learning_rate * max(0.0, 1.0 - self.updates / self._num_updates())
 
-    def _log(self, row: dict[str, Any]) -> None:
-        with open(self.out / "metrics.jsonl", "a") as f:
-            f.write(json.dumps(row) + "\n")
-        if self._tb is not None:
-            from tensorboard.compat.proto.summary_pb2 import Summary
-            from torch.utils.tensorboard.summary import scalar
-
-            # One event holding the whole row, not one event per scalar: a third of the cost
-            # per update; TensorBoard reads the same tags and steps.
-            values = [val for k, v in row.items()
-                      if isinstance(v, (int, float)) and k != "env_steps" and math.isfinite(v)
-                      for val in scalar(k, v).value]
-            if values:
-                self._tb._get_file_writer().add_summary(Summary(value=values), row["env_steps"])
-
     def _record(self, stats: EpisodeStats) -> None:
         self.recent_returns.extend(stats.returns)
         self.recent_success.extend(stats.successes)
@@ -225,12 +224,14 @@ class Trainer:
     def evaluate(self) -> dict[str, Any]:
         cfg = self.cfg
         ids = list(dict.fromkeys([cfg.harness] if isinstance(cfg.harness, str) else cfg.harness))
-        per = [evaluate_policy(self.policy, h, cfg.eval_episodes, cfg.eval_seed, cfg.harness_kwargs) for h in ids]
+        per = [evaluate_policy(self.policy, h, cfg.eval_episodes, cfg.eval_seed, cfg.harness_kwargs,
+                               deterministic=cfg.eval_deterministic) for h in ids]
         rets = [r["mean_return"] for r in per]
         out: dict[str, Any] = {
             "mean_return": float(np.mean(rets)),
             "std_return": float(np.mean([r["std_return"] for r in per])),
             "episodes": int(sum(r["episodes"] for r in per)),
+            "deterministic": cfg.eval_deterministic,
         }
         succ = [r["success_rate"] for r in per if "success_rate" in r]
         if succ:
@@ -239,17 +240,46 @@ class Trainer:
             out["per_harness"] = per
         return out
 
+    def _eval_row(self, ev: dict[str, Any]) -> dict[str, Any]:
+        return {"env_steps": self.env_steps, "wall_s": self.wall_s,
+                **{f"eval/{k}": v for k, v in ev.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}}
+
     # ---- the loop ------------------------------------------------------------------
 
     def run(self, max_updates: int | None = None) -> dict[str, Any]:
         """Train to `cfg.steps` env steps (or stop after `max_updates` more updates, used by
-        tests to simulate a crash) and write eval.json, the final policy and a checkpoint."""
+        tests to simulate a crash) and write eval.json, the final policy and a checkpoint.
+
+        The end is ordered so that a kill at any point resumes cleanly: the final evaluation
+        row, then a checkpoint that holds the final result (a resume from it only writes the
+        files below, never a second row), then policy/ and eval.json."""
         cfg = self.cfg
+        if not self._resumed:
+            self._clear_out()
         self.out.mkdir(parents=True, exist_ok=True)
         (self.out / "config.yaml").write_text(yaml.safe_dump(cfg.model_dump(mode="json"), sort_keys=False))
-        from torch.utils.tensorboard import SummaryWriter
+        self.runlog.open()
+        try:
+            if self.final is None:
+                if not self._train(max_updates):
+                    return {}
+                result = self.evaluate()
+                result |= {"env_steps": self.env_steps, "wall_s": round(self.wall_s, 3), "updates": self.updates}
+                self.runlog.write(self._eval_row(result))
+                self.final = result
+                self.checkpoint()
+            result = self.final
+            self.policy.save(self.out / "policy")
+            atomic_write(self.out / "eval.json", json.dumps(result, indent=1))
+            return result
+        finally:
+            self.runlog.close()
+            if self.pool is not None:
+                self.pool.close()
 
-        self._tb = SummaryWriter(str(self.out / "tb"))
+    def _train(self, max_updates: int | None) -> bool:
+        """The training loop; False when stopped early by `max_updates`."""
+        cfg = self.cfg
         self._setup_rollouts()
         progress = _Progress(cfg.steps, self.env_steps, enabled=cfg.progress)
         start_updates = self.updates
@@ -257,38 +287,24 @@ class Trainer:
         try:
             while self.env_steps < cfg.steps:
                 if max_updates is not None and self.updates - start_updates >= max_updates:
-                    return {}
+                    return False
                 metrics = self._ppo_iteration() if cfg.algo == "ppo" else self._sac_iteration()
                 self.wall_s = time.perf_counter() - t0
                 if metrics is not None:
-                    self._log(self._row(metrics))
+                    self.runlog.write(self._row(metrics))
                 progress.update(self.env_steps, self._recent_return())
                 if self.env_steps >= self.next_eval:
                     self.next_eval += cfg.eval_every
-                    ev = self.evaluate()
-                    self._log({"env_steps": self.env_steps, "wall_s": self.wall_s,
-                               **{f"eval/{k}": v for k, v in ev.items() if k != "per_harness"}})
+                    self.runlog.write(self._eval_row(self.evaluate()))
                 if self.env_steps >= self.next_ckpt:
                     self.next_ckpt += cfg.checkpoint_every
                     self.checkpoint()
                 for hook in self.hooks:
                     hook(self)
             self.wall_s = time.perf_counter() - t0
-            progress.close()
-            result = self.evaluate()
-            result |= {"env_steps": self.env_steps, "wall_s": round(self.wall_s, 3), "updates": self.updates}
-            self._log({"env_steps": self.env_steps, "wall_s": self.wall_s,
-                       **{f"eval/{k}": v for k, v in result.items() if isinstance(v, (int, float))}})
-            self.policy.save(self.out / "policy")
-            self.checkpoint()
-            atomic_write(self.out / "eval.json", json.dumps(result, indent=1))
-            return result
+            return True
         finally:
             progress.close()
-            if self._tb is not None:
-                self._tb.close()
-            if self.pool is not None:
-                self.pool.close()
 
     def _recent_return(self) -> float | None:
         return float(np.mean(self.recent_returns)) if self.recent_returns else None
@@ -308,13 +324,13 @@ class Trainer:
         c = self.cfg.ppo
         self.ppo.set_lr(self._lr())
         if self.pool is not None:
-            batch = _merge_ppo(self.pool.ppo(self._weights_ref(), c.num_steps))
+            batch = RolloutBatch.concat(self.pool.ppo(self._weights_ref(), c.num_steps))
         else:
             assert self.collector is not None
             batch = collect_ppo(self.policy, self.collector, c.num_steps)
-        self._record(batch["stats"])
+        self._record(batch.stats)
         metrics = self.ppo.update(batch)
-        self.env_steps += int(batch["valid"].sum())
+        self.env_steps += batch.num_transitions
         self.updates += 1
         return metrics
 
@@ -322,29 +338,40 @@ class Trainer:
         assert self.sac is not None and self.replay is not None
         c = self.cfg.sac
         warmup = self.env_steps < c.learning_starts
-        if self.pool is not None:
-            # Workers return chunks; updates follow at the same ratio per env step as serial.
-            data = _merge_sac(self.pool.sac(self._weights_ref(), c.worker_steps, warmup))
-        else:
-            assert self.collector is not None
-            data = collect_sac(self.policy, self.collector, 1, self.rng if warmup else None)
-        self._record(data["stats"])
-        self.replay.add(data)
-        n = len(data["rewards"])
+        with self.timer("env"):
+            if self.pool is not None:
+                # Workers return chunks; updates follow at the same ratio per env step as serial.
+                data = Transitions.concat(self.pool.sac(self._weights_ref(), c.worker_steps, warmup))
+            else:
+                assert self.collector is not None
+                data = collect_sac(self.policy, self.collector, 1, self.rng if warmup else None)
+        self._record(data.stats)
+        with self.timer("replay_add"):
+            self.replay.add(data)
+        n = data.num_transitions
         before = self.env_steps
         self.env_steps += n
         if self.env_steps < c.learning_starts:
             return None
         grad_steps = c.gradient_steps * max(1, n // self.num_envs)
-        acc: dict[str, list[float]] = {}
+        acc: list[dict[str, torch.Tensor]] = []
         for _ in range(grad_steps):
-            for k, v in self.sac.update(self.replay.sample(c.batch_size)).items():
-                acc.setdefault(k, []).append(v)
+            with self.timer("replay_sample"):
+                sample = self.replay.sample(c.batch_size)
+            acc.append(self.sac.update(sample))
             self.updates += 1
         # One metrics row per ~1000 env steps keeps metrics.jsonl small.
         if before // 1000 != self.env_steps // 1000:
-            return {k: float(np.mean(v)) for k, v in acc.items()}
+            keys = dict.fromkeys(k for m in acc for k in m)
+            return {k: float(torch.stack([m[k] for m in acc if k in m]).mean()) for k in keys}
         return None
+
+
+def _rows_up_to(path: Path, env_steps: int) -> int:
+    if not path.exists():
+        return 0
+    rows = [json.loads(ln) for ln in path.read_text().splitlines() if ln.strip()]
+    return sum(1 for r in rows if r.get("env_steps", 0) <= env_steps)
 
 
 class _Progress:

@@ -18,24 +18,6 @@ log = logging.getLogger("polar.rl")
 _WORKER_SEED_STRIDE = 10_007
 
 
-def init_ray(address: str | None, object_store_mb: int) -> bool:
-    """Start or join Ray once per process. Returns True when this call started it."""
-    import ray
-
-    if ray.is_initialized():
-        return False
-    address = address or os.environ.get("RAY_ADDRESS") or None
-    if address:
-        ray.init(address=address, log_to_driver=False)
-    else:
-        ray.init(
-            object_store_memory=object_store_mb * 1024 * 1024,
-            include_dashboard=False,
-            log_to_driver=False,
-        )
-    return True
-
-
 class _Worker:
     def __init__(self, harness_ids: list[str], harness_kwargs: dict[str, Any], seed: int,
                  policy_config: dict[str, Any], torch_threads: int) -> None:
@@ -56,13 +38,13 @@ class _Worker:
 
         self.policy.load_state_dict({k: torch.from_numpy(v.copy()) for k, v in weights.items()})
 
-    def ppo_rollout(self, weights: dict[str, np.ndarray], num_steps: int) -> dict[str, Any]:
+    def ppo_rollout(self, weights: dict[str, np.ndarray], num_steps: int) -> Any:
         from polar.rl.rollout import collect_ppo
 
         self._load(weights)
         return collect_ppo(self.policy, self.collector, num_steps)
 
-    def sac_rollout(self, weights: dict[str, np.ndarray], num_steps: int, random: bool) -> dict[str, Any]:
+    def sac_rollout(self, weights: dict[str, np.ndarray], num_steps: int, random: bool) -> Any:
         from polar.rl.rollout import collect_sac
 
         self._load(weights)

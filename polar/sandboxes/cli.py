@@ -44,7 +44,10 @@ def run(
         from polar.workspace import resolve_asset
 
         file = resolve_asset("sandboxes", str(file), folder="examples", suffix=".py", what="example")
-    source = read_text(file)  # a missing, binary or non-UTF-8 file is a ConfigError naming it
+    try:
+        source = read_text(file)  # a missing, binary or non-UTF-8 file is a ConfigError naming it
+    except ConfigError as err:
+        raise ConfigError(f"{err}; expected Python source defining act(obs)") from None
     updates = {k: v for k, v in (("timeout_s", timeout), ("memory_mb", memory_mb)) if v is not None}
     limits = validate(SandboxLimits, {**prof.limits.model_dump(), **updates}, "--timeout/--memory-mb")
     with make_sandbox(backend or prof.backend, limits) as box:

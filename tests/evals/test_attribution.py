@@ -16,7 +16,7 @@ import yaml
 from polar.evals.runner import run_cells, run_suite
 from polar.harnesses.registry import make_harness
 from polar.rl.config import NetworkConfig
-from polar.rl.policy import Policy
+from polar.rl.policy import make_policy
 from polar.skills.minigrid.primitives import install_primitives
 from polar.skills.store import SkillLibrary
 from tests.llm_server import Reply, ScriptedLLMServer
@@ -32,7 +32,8 @@ def broken_library(tmp_path_factory: pytest.TempPathFactory) -> Path:
     install_primitives(lib)
     h = make_harness(HARNESS)
     torch.manual_seed(0)
-    untrained = Policy("ppo", h.observation_space, h.action_space, NetworkConfig(hidden=[16]))
+    untrained = make_policy("ppo", h.observation_space, h.action_space, NetworkConfig(hidden=[16]),
+                            observation_kinds=h.spec.extra["observation_kinds"])
     h.close()
     lib.register_policy(
         untrained, name="goto", description="Go to an object (deliberately untrained: broken).",
@@ -68,7 +69,7 @@ def test_symbolic_planner_over_a_broken_skill(broken_library: Path, tmp_path: Pa
 
     cells = run_cells(suite, tmp_path, progress=False).results  # all reused from disk
     ep = next(c for c in cells if c.cell.agent == "symbolic").episodes[0]
-    assert "goto(object=key, color=yellow) failed" in ep.failure_detail
+    assert "goto(color=yellow, object=key) failed" in ep.failure_detail
     assert all(d.decision.get("skill") == "goto" for d in ep.decisions[:-1])
 
 

@@ -81,7 +81,7 @@ def test_free_form_task_needs_an_llm(doorkey):
 
 
 def test_gives_up_after_repeated_failures(doorkey):
-    fail = HistoryItem(decision="goto(object=key, color=yellow)", success=False, steps=64,
+    fail = HistoryItem(decision="goto(color=yellow, object=key)", success=False, steps=64,
                        reward=0.0, reason="step budget (64) exhausted")
     d = SymbolicPlanner().decide(_ctx(doorkey, history=[fail] * 3))
     assert isinstance(d, Finish) and not d.success and "3 times" in d.reason

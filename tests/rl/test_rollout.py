@@ -6,7 +6,7 @@ from gymnasium.vector import AutoresetMode, SyncVectorEnv
 from gymnasium.wrappers import TimeLimit
 
 from polar.rl.config import NetworkConfig, PPOConfig
-from polar.rl.policy import Policy
+from polar.rl.policy import make_policy
 from polar.rl.ppo import PPO
 from polar.rl.rollout import Collector, collect_ppo
 
@@ -21,10 +21,9 @@ def transitions(mode: AutoresetMode, steps: int):
         obs = col.current_obs()["obs"]
         actions = (obs[:, 1] % 2).astype(np.int64)  # a function of the observation only
         tr = col.step(actions)
-        for i in np.flatnonzero(tr["valid"]):
-            per_env[i].append((tuple(tr["obs"]["obs"][i]), int(actions[i]), float(tr["reward"][i]),
-                               tuple(tr["next_obs"]["obs"][i]), bool(tr["terminated"][i]),
-                               bool(tr["truncated"][i])))
+        for i in np.flatnonzero(tr.valid):
+            per_env[i].append((tuple(tr.obs["obs"][i]), int(actions[i]), float(tr.reward[i]),
+                               tuple(tr.next_obs["obs"][i]), bool(tr.terminated[i]), bool(tr.truncated[i])))
     return per_env, col.pop_stats()
 
 
@@ -48,16 +47,16 @@ def test_next_step_and_same_step_store_identical_transitions():
 def test_truncation_bootstraps_from_real_final_observation(mode):
     torch.manual_seed(0)
     env = SyncVectorEnv([lambda: TimeLimit(CountingEnv(), 100)] * 2, autoreset_mode=mode)
-    policy = Policy("ppo", env.single_observation_space, env.single_action_space)
+    policy = make_policy("ppo", env.single_observation_space, env.single_action_space)
     batch = collect_ppo(policy, Collector(env, seed=0), 20)
-    truncated = batch["dones"] & ~batch["terminated"] & batch["valid"]
+    truncated = (batch.dones & ~batch.terminated & batch.valid).numpy()
     assert truncated.any()
     for t, i in zip(*np.nonzero(truncated), strict=True):
         # The final obs of a truncated CountingEnv episode is [episode, 6].
-        obs_t = batch["obs"]["obs"][t, i]
+        obs_t = batch.obs["obs"][t, i].numpy()
         final = np.array([obs_t[0], 6.0], np.float32)
         expected = float(policy.value(final))
-        assert batch["next_values"][t, i] == pytest.approx(expected, abs=1e-5)
+        assert float(batch.next_values[t, i]) == pytest.approx(expected, abs=1e-5)
 
 
 def test_infinite_horizon_value_approaches_geometric_sum():
@@ -65,7 +64,7 @@ def test_infinite_horizon_value_approaches_geometric_sum():
     torch.manual_seed(0)
     gamma = 0.8
     env = SyncVectorEnv([lambda: TimeLimit(ForeverEnv(), 8)] * 4, autoreset_mode=AutoresetMode.SAME_STEP)
-    policy = Policy("ppo", env.single_observation_space, env.single_action_space, NetworkConfig(hidden=[16]))
+    policy = make_policy("ppo", env.single_observation_space, env.single_action_space, NetworkConfig(hidden=[16]))
     ppo = PPO(policy, PPOConfig(learning_rate=0.05, gamma=gamma, clip_vloss=False, num_minibatches=1,
                                 update_epochs=10, gae_lambda=0.95))
     col = Collector(env, seed=0)
@@ -88,3 +87,22 @@ def test_dict_obs_with_text_key_is_filtered():
     assert "mission" not in env.single_observation_space.spaces
     col = Collector(env, seed=0)
     assert col.current_obs()["image"].shape == (2, 7, 7, 3)
+
+
+def test_worker_batches_concatenate_along_the_env_axis():
+    from polar.rl.batches import RolloutBatch, Transitions
+    from polar.rl.rollout import collect_sac
+
+    env = SyncVectorEnv([CountingEnv] * 2, autoreset_mode=AutoresetMode.SAME_STEP)
+    policy = make_policy("ppo", env.single_observation_space, env.single_action_space)
+    a, b = collect_ppo(policy, Collector(env, seed=0), 12), collect_ppo(policy, Collector(env, seed=5), 12)
+    both = RolloutBatch.concat([a, b])
+    assert both.obs["obs"].shape == (12, 4, 2) and both.values.shape == (12, 4)
+    assert torch.equal(both.rewards[:, 2:], b.rewards) and both.num_transitions == 48
+    assert len(both.stats.returns) == len(a.stats.returns) + len(b.stats.returns)
+    pend = SyncVectorEnv([lambda: gym.make("Pendulum-v1")], autoreset_mode=AutoresetMode.SAME_STEP)
+    sac = make_policy("sac", pend.single_observation_space, pend.single_action_space)
+    t = [collect_sac(sac, Collector(pend, seed=s), 3) for s in (0, 1)]
+    merged = Transitions.concat(t)
+    assert merged.next_obs["obs"].shape == (3, 2, 3) and merged.actions.shape == (3, 2, 1)
+    np.testing.assert_array_equal(merged.rewards[:, 1], t[1].rewards[:, 0])

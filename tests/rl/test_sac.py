@@ -5,9 +5,10 @@ import numpy as np
 import pytest
 import torch
 
+from polar.rl.batches import ReplaySample
 from polar.rl.config import NetworkConfig, SACConfig
 from polar.rl.distributions import tanh_gaussian_sample
-from polar.rl.policy import Policy
+from polar.rl.policy import make_policy
 from polar.rl.sac import SAC
 
 
@@ -44,7 +45,7 @@ def test_tanh_density_integrates_to_one():
 
 def test_actions_rescaled_to_pendulum_bounds():
     env = gym.make("Pendulum-v1")
-    policy = Policy("sac", env.observation_space, env.action_space, NetworkConfig(activation="relu"))
+    policy = make_policy("sac", env.observation_space, env.action_space, NetworkConfig(activation="relu"))
     a = policy.env_action(torch.tensor([[-1.0], [0.0], [1.0]]))
     np.testing.assert_allclose(a[:, 0], [-2.0, 0.0, 2.0])
     torch.manual_seed(0)
@@ -59,15 +60,13 @@ def test_actions_rescaled_to_pendulum_bounds():
 def test_sac_update_uses_only_terminated_and_moves_targets_slowly():
     torch.manual_seed(0)
     env = gym.make("Pendulum-v1")
-    policy = Policy("sac", env.observation_space, env.action_space, NetworkConfig(hidden=[32], activation="relu"))
+    policy = make_policy("sac", env.observation_space, env.action_space, NetworkConfig(hidden=[32], activation="relu"))
     sac = SAC(policy, SACConfig(tau=0.005))
     target_before = [p.clone() for p in sac.target_q.parameters()]
     B = 64
-    batch = {"obs": {"obs": np.random.randn(B, 3).astype(np.float32)},
-             "next_obs": {"obs": np.random.randn(B, 3).astype(np.float32)},
-             "actions": np.random.uniform(-1, 1, (B, 1)).astype(np.float32),
-             "rewards": np.ones(B, np.float32), "terminated": np.zeros(B, np.float32)}
-    m = sac.update(batch)
+    batch = ReplaySample({"obs": torch.randn(B, 3)}, torch.rand(B, 1) * 2 - 1, torch.ones(B),
+                         {"obs": torch.randn(B, 3)}, torch.zeros(B))
+    m = {k: float(v) for k, v in sac.update(batch).items()}
     assert {"q_loss", "actor_loss", "alpha", "entropy"} <= set(m)
     assert sac.target_entropy == -1.0
     for before, p, q in zip(target_before, sac.target_q.parameters(), policy.q.parameters(), strict=True):
@@ -75,3 +74,26 @@ def test_sac_update_uses_only_terminated_and_moves_targets_slowly():
         np.testing.assert_allclose((p - before).numpy(), (0.005 * (q - before)).detach().numpy(), atol=1e-6)
     # alpha changes only through log alpha's own loss.
     assert m["alpha"] != pytest.approx(0.2, abs=0)
+
+
+def test_fused_adam_path_matches_the_plain_optimizers():
+    import copy
+
+    env = gym.make("Pendulum-v1")
+    torch.manual_seed(0)
+    policy = make_policy("sac", env.observation_space, env.action_space, NetworkConfig(hidden=[32], activation="relu"))
+    fast = SAC(copy.deepcopy(policy), SACConfig(policy_frequency=1))
+    plain = SAC(copy.deepcopy(policy), SACConfig(policy_frequency=1, fused_adam=False))
+    g = torch.Generator().manual_seed(1)
+    for _ in range(5):
+        B = 32
+        batch = ReplaySample({"obs": torch.randn(B, 3, generator=g)}, torch.rand(B, 1, generator=g) * 2 - 1,
+                             torch.randn(B, generator=g), {"obs": torch.randn(B, 3, generator=g)}, torch.zeros(B))
+        torch.manual_seed(7)
+        mf = fast.update(batch)
+        torch.manual_seed(7)
+        mp = plain.update(batch)
+        assert {k: float(v) for k, v in mf.items()} == {k: float(v) for k, v in mp.items()}
+    for (k, a), (_, b) in zip(fast.policy.state_dict().items(), plain.policy.state_dict().items(), strict=True):
+        assert torch.equal(a, b), k
+    assert torch.equal(fast.log_alpha, plain.log_alpha)

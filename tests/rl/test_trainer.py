@@ -92,7 +92,7 @@ def test_harnesses_with_different_spaces_are_rejected(tmp_path):
 
 def _polar(*args: str, **kw) -> subprocess.CompletedProcess:
     exe = Path(sys.executable).parent / "polar"
-    return subprocess.run([str(exe), *args], capture_output=True, text=True, timeout=240, **kw)
+    return subprocess.run([str(exe), *args], capture_output=True, text=True, timeout=300, **kw)
 
 
 def test_cli_bad_config_file(tmp_path):
@@ -127,3 +127,138 @@ def test_cli_kill9_then_resume(tmp_path):
     steps = [json.loads(x)["env_steps"] for x in (out / "metrics.jsonl").read_text().splitlines()
              if '"update"' in x]
     assert steps == sorted(set(steps))  # no update logged twice after the resume
+
+
+# ---- kill points: nothing is logged twice, nothing of two runs mixes -------------------
+
+KILL_SCRIPT = """
+import os, signal, sys, json
+from polar.rl.config import TrainConfig
+from polar.rl import trainer as tr
+
+when, out, cfg = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+orig = tr.Trainer.checkpoint
+
+def checkpoint(self):
+    if when == "before-final-checkpoint" and self.final is not None:
+        os.kill(os.getpid(), signal.SIGKILL)  # the final evaluation row is written, nothing else
+    path = orig(self)
+    if when == "before-eval-json" and self.final is not None:
+        os.kill(os.getpid(), signal.SIGKILL)  # the final checkpoint is written, eval.json not
+    return path
+
+tr.Trainer.checkpoint = checkpoint
+t = tr.Trainer(TrainConfig(**cfg), out)
+if when == "mid-run":
+    def die(trainer):
+        if trainer.updates == 3:  # one update after the checkpoint at update 2
+            trainer.runlog.flush()  # its row's event is on disk too
+            os.kill(os.getpid(), signal.SIGKILL)
+    t.hooks.append(die)
+t.run()
+"""
+
+KILLED = dict(PPO_SMALL, checkpoint_every=512, eval_every=512)
+
+
+def _killed_run(tmp_path: Path, when: str) -> Path:
+    out = tmp_path / when
+    r = subprocess.run([sys.executable, "-c", KILL_SCRIPT, when, str(out), json.dumps(KILLED)],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == -signal.SIGKILL, r.stderr
+    assert not (out / "eval.json").exists()
+    return out
+
+
+def _rows(run: Path) -> list[dict]:
+    strip = ("wall_s", "sps", "eval/wall_s")
+    return [{k: v for k, v in json.loads(x).items() if k not in strip}
+            for x in (run / "metrics.jsonl").read_text().splitlines()]
+
+
+def _tb_steps(run: Path, tag: str) -> list[int]:
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    ea = EventAccumulator(str(run / "tb"))
+    ea.Reload()
+    return [e.step for e in ea.Scalars(tag)]
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("full")
+    Trainer(TrainConfig(**KILLED), out).run()
+    return out
+
+
+@pytest.mark.parametrize("when", ["mid-run", "before-final-checkpoint", "before-eval-json"])
+def test_kill9_then_resume_logs_every_row_once(tmp_path, uninterrupted, when):
+    out = _killed_run(tmp_path, when)
+    res = Trainer.resume(out).run()
+    assert json.loads((out / "eval.json").read_text()) == res
+    # metrics.jsonl and TensorBoard hold exactly the rows of an uninterrupted run: the final
+    # evaluation row once, the rows written after the checkpoint once.
+    assert _rows(out) == _rows(uninterrupted)
+    for tag in ("approx_kl", "eval/mean_return"):
+        assert _tb_steps(out, tag) == _tb_steps(uninterrupted, tag), tag
+    assert res["mean_return"] == json.loads((uninterrupted / "eval.json").read_text())["mean_return"]
+
+
+def test_fresh_run_never_appends_to_a_killed_run(tmp_path):
+    out = _killed_run(tmp_path, "mid-run")
+    with pytest.raises(ConfigError, match="--resume.*--overwrite"):
+        Trainer(TrainConfig(**KILLED), out)
+    fresh = Trainer(TrainConfig(**KILLED), out, overwrite=True)
+    assert (out / "metrics.jsonl").exists()  # nothing is deleted before the run starts
+    fresh.run()
+    rows = _rows(out)
+    assert [r["env_steps"] for r in rows if "update" in r] == [256, 512, 768, 1024]  # one run's rows
+    assert _tb_steps(out, "approx_kl") == [256, 512, 768, 1024]
+    assert len(list((out / "tb").glob("events.out.tfevents.*"))) == 1
+
+
+def test_cli_run_folders(tmp_path):
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("harness: gym:CartPole-v1\nsteps: 256\neval_episodes: 1\nout: runs/cp\n"
+                   "network: {hidden: [8]}\nppo: {num_envs: 2, num_steps: 64, update_epochs: 1}\n")
+    # No --out: a new timestamped folder per run, under the config's `out` name.
+    for _ in range(2):
+        r = _polar("train", str(cfg), "--no-progress", "--eval-stochastic", cwd=tmp_path)
+        assert r.returncode == 0, r.stderr
+    runs = sorted((tmp_path / "runs").iterdir())
+    assert len(runs) == 2 and all(p.name.startswith("cp-") for p in runs)
+    assert json.loads((runs[0] / "eval.json").read_text())["deterministic"] is False
+    # An existing --out needs --resume or --overwrite; nothing is written on refusal.
+    before = sorted(p.name for p in runs[0].iterdir())
+    r = _polar("train", str(cfg), "--out", str(runs[0]), "--no-progress", cwd=tmp_path)
+    assert r.returncode == 2 and "--overwrite" in r.stderr and "Traceback" not in r.stderr
+    assert sorted(p.name for p in runs[0].iterdir()) == before
+    r = _polar("train", str(cfg), "--out", str(runs[0]), "--overwrite", "--no-progress", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert json.loads((runs[0] / "eval.json").read_text())["deterministic"] is True
+
+
+def test_cli_sac_kill9_then_resume_keeps_its_replay_buffer(tmp_path):
+    out = tmp_path / "sac"
+    exe = Path(sys.executable).parent / "polar"
+    args = [str(exe), "train", "--algo", "sac", "--harness", "gym:Pendulum-v1", "--steps", "3000", "--seed", "2",
+            "--out", str(out), "--no-progress"]
+    cfg = tmp_path / "sac.yaml"
+    cfg.write_text("checkpoint_every: 400\neval_episodes: 1\nnetwork: {hidden: [16], activation: relu}\n"
+                   "sac: {learning_starts: 100, batch_size: 32}\n")
+    proc = subprocess.Popen([*args[:2], str(cfg), *args[2:]], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    latest = out / "checkpoints" / "latest"
+    deadline = time.time() + 200
+    while time.time() < deadline and not latest.exists() and proc.poll() is None:
+        time.sleep(0.05)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert latest.exists() and not (out / "eval.json").exists()
+    ckpt = out / "checkpoints" / latest.read_text()
+    assert (ckpt / "replay.npz").exists()
+    saved_steps = int(latest.read_text().split("-")[1])
+    r = _polar("train", "--resume", str(out), "--no-progress")
+    assert r.returncode == 0, r.stderr
+    assert f"replay buffer restored: {saved_steps} transitions" in r.stderr
+    assert json.loads((out / "eval.json").read_text())["env_steps"] == 3000

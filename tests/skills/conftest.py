@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from polar.rl.config import NetworkConfig
-from polar.rl.policy import Policy
+from polar.rl.policy import Policy, make_policy
 from polar.skills.store import SkillLibrary
 
 OBS_SPACE = gym.spaces.Dict({"x": gym.spaces.Box(-1.0, 1.0, (4,), np.float32)})
@@ -19,7 +19,7 @@ OBS_SPACE = gym.spaces.Dict({"x": gym.spaces.Box(-1.0, 1.0, (4,), np.float32)})
 def tiny_policy(seed: int = 0, obs_space: gym.Space = OBS_SPACE, act_space: gym.Space | None = None) -> Policy:
     """An untrained PPO policy from the RL engine's own API (nothing is trained in tests)."""
     torch.manual_seed(seed)
-    return Policy("ppo", obs_space, act_space or gym.spaces.Discrete(3), NetworkConfig(hidden=[8]))
+    return make_policy("ppo", obs_space, act_space or gym.spaces.Discrete(3), NetworkConfig(hidden=[8]))
 
 
 def manifest(name: str = "reach", **kw) -> dict:

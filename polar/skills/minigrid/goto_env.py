@@ -83,7 +83,7 @@ class GotoEnv(gym.Env):
     the target ends the episode as a failure (the base env terminates there).
     """
 
-    metadata = {"render_modes": []}
+    metadata = {"render_modes": [], "observation_kinds": {"grid": "index_grid"}}  # symbolic ids, not pixels
 
     def __init__(
         self,

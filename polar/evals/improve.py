@@ -1,0 +1,180 @@
+"""Reward-filtered self-improvement of a planner model (`polar llm improve`).
+
+Each round: sample `episodes` episodes per training task at temperature `temperature` with
+the current model (the resumable eval runner, the model served by its engine), keep the
+decisions the harness rewarded (`polar.planners.dataset`, keep=both), fine-tune the current
+model on them (`polar.llm.finetune`), and evaluate the new model greedily on held-out seeds.
+This is expert iteration / rejection-sampling fine-tuning: RL with a filtered-BC update.
+
+Every round appends a ledger row (LLM tokens, training tokens, env steps, CPU and wall time)
+and an evaluation row per task; `results.json` holds both and the learning curve is the
+success of each arm (`start`, `round-1`, ...) on the held-out seeds.
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import time
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field
+
+from polar.config import StrictModel
+from polar.errors import ConfigError
+from polar.evals.suite import SuiteHarness
+from polar.statistics import wilson_interval
+
+EVAL_SEED = 100_000  # the flagship's held-out episode seeds
+SAMPLE_SEED = 200_000  # sampling seeds: disjoint from the teacher's (< 100000) and the held-out ones
+
+
+class ImproveConfig(StrictModel):
+    model: str = Field(description="The model to improve: a registered name (e.g. the SFT model) or a built-in.")
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$", description="Name the improved models are registered under (versions count up).")
+    profile: str = Field(default="local", description="The student's planner profile (templates, schema, server block).")
+    observation: Literal["predicates", "view"] = "predicates"
+    tasks: list[SuiteHarness] = Field(min_length=1, description="Training tasks (sampled each round).")
+    eval_tasks: list[SuiteHarness] = Field(min_length=1, description="Held-out evaluation: tasks, paraphrases, unseen harnesses.")
+    rounds: int = Field(default=2, ge=0)
+    episodes: int = Field(default=8, ge=1, description="Sampled episodes per training task per round.")
+    temperature: float = Field(default=0.7, ge=0, le=2)
+    eval_seeds: int = Field(default=2, ge=1)
+    eval_episodes: int = Field(default=5, ge=1, description="Per eval task and seed.")
+    finetune: dict[str, Any] = Field(default_factory=dict, description="FinetuneConfig fields for each round (e.g. token_budget, learning_rate).")
+    port: int = Field(default=8013, ge=1, le=65535)
+    max_decisions: int = Field(default=20, ge=1)
+
+
+def _planner_overrides(cfg: ImproveConfig, model_ref: str, temperature: float, record: Path) -> dict[str, Any]:
+    from polar.llm.models import resolve_model
+    from polar.planners.profile import LLMProfile, load_planner_profile
+
+    base = load_planner_profile(cfg.profile)
+    if not isinstance(base, LLMProfile) or base.server is None:
+        raise ConfigError(f"profile {cfg.profile}: improve needs an LLM profile with a server block (a local model)")
+    entry = resolve_model(model_ref)
+    server = base.server.model_dump(mode="json") | {"model": model_ref, "port": cfg.port}
+    return {"model": f"openai/{entry.name}", "server": server, "temperature": temperature,
+            "observation": cfg.observation, "record_path": str(record), "cache_dir": None}
+
+
+def _run(cfg: ImproveConfig, label: str, model_ref: str, harnesses: list[SuiteHarness], seeds: list[int],
+         episodes: int, eval_seed: int, temperature: float, out: Path) -> tuple[list[Any], dict[str, Any]]:
+    """Episodes of the model on `harnesses`; returns the cells and their cost."""
+    from polar.evals.runner import run_cells
+    from polar.llm.serve import stop
+    from polar.planners.profile import load_planner_profile
+
+    overrides = _planner_overrides(cfg, model_ref, temperature, out / "calls.jsonl")
+    suite = {"name": label, "agents": [{"name": "student", "kind": "planner", "planner": cfg.profile,
+                                        "overrides": overrides, "budget": {"decisions": cfg.max_decisions}}],
+             "harnesses": [h.model_dump(mode="json") for h in harnesses], "seeds": seeds,
+             "episodes": episodes, "eval_seed": eval_seed, "workers": 0}
+    server = load_planner_profile(cfg.profile, overrides).server  # type: ignore[union-attr]
+    t0, cpu0 = time.perf_counter(), _cpu_s()
+    try:
+        summary = run_cells(suite, out, workers=0, progress=True)
+        server_cpu = _server_cpu(server.host, server.port)
+    finally:
+        stop(server.host, server.port)  # the next model is served fresh (same alias, other weights)
+    eps = [e for c in summary.results for e in c.episodes]
+    cost = {"episodes": len(eps), "env_steps": sum(e.env_steps for e in eps),
+            "llm_prompt_tokens": sum(e.prompt_tokens for e in eps),
+            "llm_completion_tokens": sum(e.completion_tokens for e in eps),
+            "llm_calls": sum(e.llm_calls for e in eps), "wall_s": time.perf_counter() - t0,
+            "cpu_s": _cpu_s() - cpu0 + server_cpu}
+    return summary.results, cost
+
+
+def _cpu_s() -> float:
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def _server_cpu(host: str, port: int) -> float:
+    """CPU seconds the model server used (it runs in its own session, so not a waited child)."""
+    from polar.llm.serve import read_state
+
+    state = read_state(host, port)
+    try:
+        import psutil
+
+        t = psutil.Process(int(state["pid"])).cpu_times() if state else None
+        return float(t.user + t.system) if t else 0.0
+    except Exception:  # the server is gone: nothing to add
+        return 0.0
+
+
+def success_rows(arm: str, model: str, cells: list[Any], observation: str) -> list[dict[str, Any]]:
+    rows = []
+    by_task: dict[str, list[bool]] = {}
+    for c in cells:
+        by_task.setdefault(c.cell.harness, []).extend(e.success for e in c.episodes)
+    for task, outcomes in by_task.items():
+        k, n = sum(outcomes), len(outcomes)
+        lo, hi = wilson_interval(k, n)
+        rows.append({"arm": arm, "model": model, "task": task, "observation": observation,
+                     "successes": k, "episodes": n, "success": k / n, "ci95": [lo, hi]})
+    return rows
+
+
+def evaluate(cfg: ImproveConfig, arm: str, model_ref: str, out: Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    cells, cost = _run(cfg, f"eval-{arm}", model_ref, cfg.eval_tasks, list(range(cfg.eval_seeds)),
+                       cfg.eval_episodes, EVAL_SEED, 0.0, out)
+    return success_rows(arm, model_ref, cells, cfg.observation), cost
+
+
+def improve(cfg: ImproveConfig, out_dir: str | Path, *, evaluate_start: bool = True) -> dict[str, Any]:
+    """Run the rounds; writes and returns results.json (rows, ledger, curve)."""
+    from polar.llm.finetune import FinetuneConfig, finetune
+    from polar.planners.dataset import build_dataset
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    results: dict[str, Any] = {"config": cfg.model_dump(mode="json"), "rows": [], "ledger": []}
+
+    def save() -> None:
+        arms = sorted({r["arm"] for r in results["rows"]}, key=lambda a: (a != "start", a))
+        results["curve"] = [{"arm": a, "success": _mean([r["success"] for r in results["rows"] if r["arm"] == a])}
+                            for a in arms]
+        (out / "results.json").write_text(json.dumps(results, indent=1))
+
+    current = cfg.model
+    if evaluate_start:
+        rows, cost = evaluate(cfg, "start", current, out / "start" / "eval")
+        results["rows"] += rows
+        results["ledger"].append({"round": 0, "model": current, "eval": cost})
+        save()
+    for r in range(1, cfg.rounds + 1):
+        rd = out / f"round-{r}"
+        _, sample_cost = _run(cfg, f"sample-{r}", current, cfg.tasks, [r], cfg.episodes, SAMPLE_SEED,
+                              cfg.temperature, rd / "sample")
+        info = build_dataset([rd / "sample" / "cells"], rd / "data", calls=[rd / "sample" / "calls.jsonl"],
+                             keep="both", val_fraction=0.0)
+        row: dict[str, Any] = {"round": r, "sample": sample_cost, "kept_examples": info.counts.get("train", 0),
+                               "skipped": info.skipped}
+        if info.counts.get("train", 0) == 0:
+            row["note"] = "nothing the harness rewarded: the model is unchanged this round"
+        else:
+            t0, cpu0 = time.perf_counter(), _cpu_s()
+            ft = FinetuneConfig.model_validate({"eval_examples": 0, **cfg.finetune, "base": current,
+                                                "data": str(rd / "data"), "name": cfg.name,
+                                                "work_dir": str(rd / "finetune")})
+            entry = finetune(ft)
+            current = entry.ref
+            row["train"] = {"model": current, "tokens": entry.provenance["tokens_seen"],
+                            "steps": entry.provenance["steps"], "wall_s": time.perf_counter() - t0,
+                            "cpu_s": _cpu_s() - cpu0}
+        rows, cost = evaluate(cfg, f"round-{r}", current, rd / "eval")
+        row["eval"] = cost
+        row["model"] = current
+        results["rows"] += rows
+        results["ledger"].append(row)
+        save()
+    return results
+
+
+def _mean(xs: list[float]) -> float | None:
+    return sum(xs) / len(xs) if xs else None
