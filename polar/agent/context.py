@@ -24,6 +24,7 @@ def skill_info(skill: Skill, harness_id: str | None = None, affordance: float | 
         kind=skill.kind,
         description=skill.description,
         parameters={k: (p.choices if p.choices is not None else p.type) for k, p in skill.parameters.items()},
+        optional=[k for k, p in skill.parameters.items() if not p.required],
         preconditions=skill.preconditions,
         effects=skill.effects,
         success_rate=m.rate if measured else None,

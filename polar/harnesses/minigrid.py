@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import heapq
+import io
+import itertools
 import string
+from collections import Counter
 from typing import Any
 
 import gymnasium as gym
@@ -22,11 +26,14 @@ DIRECTIONS = ("east", "south", "west", "north")  # MiniGrid's agent_dir 0..3
 DIR_VECTORS = ((1, 0), (0, 1), (-1, 0), (0, -1))
 _STATE_NAMES = ("open", "closed", "locked")
 _CODES = {"unseen": "??", "empty": " .", "wall": "##", "floor": " _", "goal": "GG", "lava": "~~"}
+# An object is `TYPE,COLOR`; where a type and colour repeat in the world, each such object's
+# predicates also appear with `TYPE,COLOR,X,Y` (its position), e.g. `locked(door,green,4,5)`.
 PREDICATE_VOCABULARY = [
     "carrying(TYPE,COLOR)", "facing(TYPE,COLOR)", "next_to(TYPE,COLOR)", "at(goal)",
     "open(door,COLOR)", "closed(door,COLOR)", "locked(door,COLOR)",
     "adjacent(TYPE,COLOR,TYPE,COLOR)", "reachable(TYPE,COLOR)", "reachable(goal)",
-    "behind(TYPE,COLOR,OBSTACLE_TYPE,OBSTACLE_COLOR)", "front_clear",
+    "behind(TYPE,COLOR,OBSTACLE_TYPE,OBSTACLE_COLOR)", "in_way(TYPE,COLOR)", "front_clear",
+    "drop_cuts(TYPE,COLOR)", "front_free",
 ]
 _OBSTACLE_COST = 100
 
@@ -47,6 +54,29 @@ def _obj_state(obj: Any) -> str | None:
     if obj.type != "door":
         return None
     return "open" if obj.is_open else ("locked" if obj.is_locked else "closed")
+
+
+def _blocks(obj: SymbolicObject) -> bool:
+    """Whether an object stops the agent from walking through its cell."""
+    return (obj.type == "door" and obj.state != "open") or obj.type in PORTABLE
+
+
+def _references(objects: list[SymbolicObject], carrying: Any) -> dict[int, list[str]]:
+    """How predicates name each object (keyed by `id`): `type,color` (the goal: `goal`), and,
+    where that type and colour repeat in the world (KeyCorridor's doors), also
+    `type,color,x,y`, its position, so a planner can say which of them it means."""
+    kinds = Counter((o.type, o.color) for o in objects)
+    if carrying is not None:
+        kinds[(carrying.type, carrying.color)] += 1
+    refs: dict[int, list[str]] = {}
+    for o in objects:
+        if o.type == "goal":
+            refs[id(o)] = ["goal"]
+            continue
+        refs[id(o)] = [f"{o.type},{o.color}"]
+        if kinds[(o.type, o.color)] > 1:
+            refs[id(o)].append(f"{o.type},{o.color},{o.pos[0]},{o.pos[1]}")  # type: ignore[index]
+    return refs
 
 
 class MiniGridHarness(Harness):
@@ -118,7 +148,8 @@ class MiniGridHarness(Harness):
         if seed is not None and not self._seeded:
             self.env.action_space.seed(seed)
             self._seeded = True
-        obs, info = self.env.reset(seed=seed, options=options)
+        with contextlib.redirect_stdout(io.StringIO()):  # BabyAI's level generator prints its retries
+            obs, info = self.env.reset(seed=seed, options=options)
         return self._obs(obs), info
 
     def step(self, action: Any) -> StepResult:
@@ -144,36 +175,53 @@ class MiniGridHarness(Harness):
                 so = SymbolicObject(type=obj.type, color=obj.color, pos=(i, j), state=_obj_state(obj))
                 objects.append(so)
                 by_pos[(i, j)] = so
+        refs = _references(objects, u.carrying)
         ax, ay = int(u.agent_pos[0]), int(u.agent_pos[1])
         preds: set[str] = set()
+
+        def add(name: str, *objs: SymbolicObject) -> None:
+            """`name(...)` over every spelling of the objects' references (see `_references`)."""
+            for combo in itertools.product(*(refs[id(o)] for o in objs)):
+                preds.add(f"{name}({','.join(combo)})")
+
         carrying = None
         if u.carrying is not None:
             carrying = {"type": u.carrying.type, "color": u.carrying.color}
             preds.add(f"carrying({u.carrying.type},{u.carrying.color})")
         dx, dy = DIR_VECTORS[u.agent_dir]
-        front = by_pos.get((ax + dx, ay + dy))
-        if front is not None:
-            preds.add("facing(goal)" if front.type == "goal" else f"facing({front.type},{front.color})")
         fx, fy = ax + dx, ay + dy
-        if 0 <= fx < u.width and 0 <= fy < u.height and u.grid.get(fx, fy) is None:
-            preds.add("front_clear")
+        if (front := by_pos.get((fx, fy))) is not None:
+            add("facing", front)
         here = by_pos.get((ax, ay))
         if here is not None and here.type == "goal":
             preds.add("at(goal)")
         for vx, vy in DIR_VECTORS:
             nb = by_pos.get((ax + vx, ay + vy))
             if nb is not None and nb.type != "goal":
-                preds.add(f"next_to({nb.type},{nb.color})")
+                add("next_to", nb)
         for o in objects:
             if o.type == "door":
-                preds.add(f"{o.state}(door,{o.color})")
+                add(o.state, o)  # type: ignore[arg-type]
             if o.type in PORTABLE:
                 x, y = o.pos  # type: ignore[misc]
                 for vx, vy in DIR_VECTORS:
                     nb = by_pos.get((x + vx, y + vy))
                     if nb is not None and nb.type in PORTABLE:
-                        preds.add(f"adjacent({o.type},{o.color},{nb.type},{nb.color})")
-        preds |= self._reachable(by_pos, (ax, ay))
+                        add("adjacent", o, nb)
+        reach = self._reach(by_pos, (ax, ay))
+        for o, obstacle in reach:
+            if obstacle is None:
+                add("reachable", o)
+            else:
+                add("behind", o, obstacle)
+                add("in_way", obstacle)
+        if 0 <= fx < u.width and 0 <= fy < u.height and u.grid.get(fx, fy) is None:
+            preds.add("front_clear")
+            cut = self._cut_off(by_pos, (ax, ay), (fx, fy), [o for o, ob in reach if ob is None])
+            for o in cut:
+                add("drop_cuts", o)
+            if not cut:
+                preds.add("front_free")
         mission = str(u.mission)
         return SymbolicState(
             predicates=sorted(preds),
@@ -183,11 +231,24 @@ class MiniGridHarness(Harness):
             mission=mission,
         )
 
-    def _reachable(self, by_pos: dict[tuple[int, int], SymbolicObject], start: tuple[int, int]) -> set[str]:
-        """`reachable(T,C)` for objects the agent can walk next to (onto, for the goal) now;
-        otherwise `behind(T,C,OT,OC)`: OT,OC is the first obstacle (a closed or locked door,
-        or an object in the way) on a shortest path to it. Lava is never entered."""
+    def _walkable(self, cell: tuple[int, int]) -> bool:
         u = self._grid
+        if not (0 <= cell[0] < u.width and 0 <= cell[1] < u.height):
+            return False
+        obj = u.grid.get(*cell)
+        return obj is None or obj.type not in ("wall", "lava")
+
+    @staticmethod
+    def _approach(obj: SymbolicObject) -> list[tuple[int, int]]:
+        """The cells from which the agent reaches an object: next to it, or on it (the goal)."""
+        x, y = obj.pos  # type: ignore[misc]
+        return ([(x, y)] if obj.type == "goal" else []) + [(x + vx, y + vy) for vx, vy in DIR_VECTORS]
+
+    def _reach(self, by_pos: dict[tuple[int, int], SymbolicObject],
+               start: tuple[int, int]) -> list[tuple[SymbolicObject, SymbolicObject | None]]:
+        """Every object the agent can get to, mapped to None when it can walk next to it (onto
+        it, for the goal) now, else to the first obstacle (a closed or locked door, or an
+        object in the way) on a cheapest path to it. Lava is never entered."""
         # Dijkstra where entering an obstacle costs extra, so a path around objects is
         # preferred to one through them.
         first: dict[tuple[int, int], SymbolicObject | None] = {start: None}
@@ -199,35 +260,43 @@ class MiniGridHarness(Harness):
                 continue
             for vx, vy in DIR_VECTORS:
                 n = (c[0] + vx, c[1] + vy)
-                if not (0 <= n[0] < u.width and 0 <= n[1] < u.height):
-                    continue
-                cell = u.grid.get(*n)
-                if cell is not None and cell.type in ("wall", "lava"):
+                if not self._walkable(n):
                     continue
                 obj = by_pos.get(n)
-                blocks = obj is not None and (
-                    (obj.type == "door" and obj.state != "open") or obj.type in PORTABLE
-                )
+                blocks = obj is not None and _blocks(obj)
                 nd = d + 1 + (_OBSTACLE_COST if blocks else 0)
                 if nd < dist.get(n, 1 << 30):
                     dist[n] = nd
                     first[n] = first[c] if (first[c] is not None or not blocks) else obj
                     heapq.heappush(heap, (nd, n))
-        out: set[str] = set()
+        out: list[tuple[SymbolicObject, SymbolicObject | None]] = []
         for pos, obj in by_pos.items():
-            approach = [pos] if obj.type == "goal" else []
-            approach += [(pos[0] + vx, pos[1] + vy) for vx, vy in DIR_VECTORS]
-            options = [(first[q] is not None, dist[q], q) for q in approach if q in dist and q != pos or
-                       (q == pos and obj.type == "goal" and q in dist)]
+            options = [(first[q] is not None, dist[q], q) for q in self._approach(obj)
+                       if q in dist and (q != pos or obj.type == "goal")]
             if not options:
                 continue
             blocked, _, q = min(options, key=lambda t: (t[0], t[1]))
-            name = "goal" if obj.type == "goal" else f"{obj.type},{obj.color}"
             if not blocked:
-                out.add(f"reachable({name})")
+                out.append((obj, None))
             elif (ob := first[q]) is not None and ob is not obj:
-                out.add(f"behind({name},{ob.type},{ob.color})")
+                out.append((obj, ob))
         return out
+
+    def _cut_off(self, by_pos: dict[tuple[int, int], SymbolicObject], start: tuple[int, int],
+                 filled: tuple[int, int], targets: list[SymbolicObject]) -> list[SymbolicObject]:
+        """The objects of `targets` the agent could no longer reach with an object on `filled`."""
+        seen, queue = {start}, [start]
+        while queue:
+            c = queue.pop()
+            for vx, vy in DIR_VECTORS:
+                n = (c[0] + vx, c[1] + vy)
+                if n in seen or n == filled or not self._walkable(n):
+                    continue
+                if (obj := by_pos.get(n)) is not None and _blocks(obj):
+                    continue
+                seen.add(n)
+                queue.append(n)
+        return [o for o in targets if not any(q in seen for q in self._approach(o))]
 
     def render_text(self, obs: dict[str, Any]) -> str:
         """The agent's egocentric view as a grid (agent `^^` at the bottom centre, facing up)

@@ -2,7 +2,8 @@
 
 Used by the MiniGrid harness (the spec's goal) and by the symbolic planner (free-form tasks).
 Supported forms: go to / get to / reach X, pick up X, open X, put X next to Y, and the
-DoorKey / LockedRoom phrasing that ends in reaching the goal square.
+DoorKey / LockedRoom phrasing that ends in reaching the goal square; a sequence of several
+ends (BabyAI GoToSeq / BossLevel) is left to a language planner.
 
 The MiniGrid vocabulary (colours, object types) is declared here, once, for the harness, the
 planner and the MiniGrid skills.
@@ -45,22 +46,35 @@ _PATTERNS: list[tuple[str, str]] = [
 ]
 
 
+def _clause_goal(clause: str) -> list[str] | None:
+    for pattern, pred in _PATTERNS:
+        m = re.search(pattern, clause)
+        if not m:
+            continue
+        if pred == "next_to":
+            a, b = _atom("x", m, "a")[2:-1], _atom("x", m, "b")[2:-1]
+            return [f"adjacent({a},{b})"]
+        return [_atom(pred, m, "a")]
+    return None
+
+
 def parse_mission(text: str) -> list[str] | None:
     """Goal predicates for a mission, or None when the text is not a form we understand.
 
-    For compound missions ("open the door and then get to the goal") the goal is the last
-    clause: earlier clauses are means, not ends. `put X next to Y` gives `adjacent(X,Y)`.
-    A predicate without a colour (e.g. `carrying(ball)`) matches any colour.
+    A mission has one end. In DoorKey / LockedRoom phrasing ("use the key to open the door
+    and then get to the goal", "get the red key ..., unlock the green door and go to the
+    goal") the end is reaching the goal square and the earlier clauses are means. A sequence
+    of several ends (BabyAI's "go to a red door and go to a purple door", "... after you pick
+    up a key") is not understood: None. `put X next to Y` gives `adjacent(X,Y)`. A predicate
+    without a colour (e.g. `carrying(ball)`) matches any colour.
     """
     s = text.lower().strip()
+    if re.search(r"\bafter you\b", s):
+        return None
     clauses = re.split(r",?\s*(?:and then|then|and|,)\s+", s)
-    for clause in reversed(clauses):
-        for pattern, pred in _PATTERNS:
-            m = re.search(pattern, clause)
-            if not m:
-                continue
-            if pred == "next_to":
-                a, b = _atom("x", m, "a")[2:-1], _atom("x", m, "b")[2:-1]
-                return [f"adjacent({a},{b})"]
-            return [_atom(pred, m, "a")]
+    goals = [g for g in (_clause_goal(c) for c in clauses) if g]
+    if not goals:
+        return None
+    if goals[-1] == ["at(goal)"] or len(goals) == 1:
+        return goals[-1]
     return None

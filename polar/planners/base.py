@@ -20,6 +20,7 @@ class SkillInfo(BaseModel):
     kind: str = "policy"  # policy | primitive
     description: str
     parameters: dict[str, list[str] | str] = Field(default_factory=dict)  # name -> choices/type
+    optional: list[str] = Field(default_factory=list)  # parameters a call may leave out (= any)
     preconditions: list[str] = Field(default_factory=list)
     effects: list[str] = Field(default_factory=list)
     success_rate: float | None = None

@@ -2,7 +2,8 @@
 
 Sent as `response_format`, it lets a constrained-decoding engine (llama.cpp turns it into a
 grammar) produce only replies that parse: skill names are an enum of the library's skills,
-each skill's arguments an enum of its declared choices, and the decision kinds those the
+each skill's arguments an enum of its declared choices (optional ones may be left out, e.g.
+goto's `x`, `y` that name one of several same-coloured objects), and the decision kinds those the
 planner's mode allows. With `state` (the symbolic state, in `predicates` observation mode)
 each argument's choices are narrowed to the values present in the world (the types and
 colours of its objects) when any are; in `view` mode nothing of the hidden state leaks into
@@ -44,7 +45,8 @@ def _arg_schema(choices: list[str] | str, present: set[str]) -> dict[str, Any]:
 
 def skill_call_schema(skill: SkillInfo, present: set[str], reason: bool = False) -> dict[str, Any]:
     props: dict[str, Any] = {"kind": {"const": "skill"}, "skill": {"const": skill.name},
-                             "args": _closed({p: _arg_schema(c, present) for p, c in skill.parameters.items()})}
+                             "args": _closed({p: _arg_schema(c, present) for p, c in skill.parameters.items()},
+                                             [p for p in skill.parameters if p not in skill.optional])}
     if reason:
         props["reason"] = {"type": "string", "maxLength": 160}
     return _closed(props)

@@ -1,149 +1,297 @@
-"""The offline symbolic planner: goal regression over skills and the harness's predicates.
+"""The offline symbolic planner: goal regression over the skills on offer.
 
-It parses the task (BabyAI-style missions: go to / pick up / open / put X next to Y, and
-"... get to the goal"), then, from the current symbolic state, picks the next skill call
-that moves towards the goal: reach a target (`goto`), clear what stands in the way (open a
-door, fetching its key first; move an object aside), pick up, toggle, drop. It decides one
-skill call at a time and always from the fresh state, so a failed or surprising outcome is
-simply replanned. It needs no model, no network and no randomness.
+It knows no skill by name. From the current symbolic state it regresses the goal over the
+skills' declared effects and preconditions (`context.skills`, the library's manifests):
+
+1. the goal atoms come from the task (`polar.harnesses.missions`), or from the harness's
+   own goal when the task is the harness's mission;
+2. for an unmet atom, a *candidate* is a skill with an effect that unifies with it: the
+   effect's `{param}` placeholders are bound from the atom (`carrying({object},{color})` +
+   `carrying(box,purple)` -> object=box, color=purple); parameters the atom leaves open are
+   bound from the state, by matching the skill's preconditions against its predicates (drop's
+   `carrying({object},{color})` names what is carried; `reachable(key,green,{x},{y})` names
+   which green key can be reached, where colours repeat);
+3. a candidate whose preconditions all hold is the next call; otherwise its unmet
+   preconditions are regressed in the order the manifest lists them, and the first one's
+   first step is the next call, provided every unmet precondition can be achieved at all.
+   Candidates with fewer unmet preconditions are tried first; atoms already on the path are
+   not regressed again (no cycles), and the search is bounded by `max_depth`.
+
+It decides one skill call at a time and always from the fresh state, so a failed or
+surprising outcome is simply replanned; it gives up when the same call failed `max_repeats`
+times in a row. It needs no model, no network and no randomness.
+
+Built in (knowledge that is no skill's effect):
+- *reachability*: an unmet `reachable(X)` that no skill's effect reaches is achieved by
+  clearing the first obstacle O on the way, which the harness names with `behind(X, O)` and
+  `in_way(O)`: the sub-goal is `not in_way(O)` (skills say how: toggle and unlock open a
+  door, pickup takes an object away);
+- *the cell ahead*: a precondition about it (`front_...`, drop's `front_clear`) counts as met
+  only when something dropped there would cut the agent off (`drop_cuts(X)`) from no object
+  X whose `reachable(X)` the plan relies on, i.e. a met precondition of a skill on the way
+  (drop the ball, but not in front of the door it is to go through); otherwise the planner
+  turns with the `left` skill, and where no direction will do, steps `forward` onto a clear
+  cell and looks again (at most MAX_MOVES such calls in a row).
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from polar.errors import PlannerError
 from polar.harnesses.base import SymbolicState
 from polar.harnesses.missions import parse_mission
-from polar.planners.base import PlannerContext
+from polar.planners.base import HistoryItem, PlannerContext, SkillInfo
 from polar.planners.decisions import Decision, Finish, SkillCall
-from polar.predicates import ANY, holds, parse
+from polar.predicates import WILDCARDS, holds, matches, parse
 
 NEEDS_LLM = (
-    "the symbolic planner understands missions of the forms 'go to X', 'pick up X', "
-    "'open X', '... get to the goal' (X like 'the yellow key'); for a free-form task use an "
-    "LLM planner, e.g. --planner planners/openai.yaml"
+    "the symbolic planner understands missions with one end: 'go to X', 'pick up X', 'open X', "
+    "'put X next to Y', '... get to the goal' (X like 'the yellow key'); for a sequence of ends "
+    "('go to X and go to Y', '... after you ...') or a free-form task use an LLM planner, e.g. "
+    "--planner planners/openai.yaml"
 )
+OPTIONS = ("max_repeats", "max_depth")
+_PLACEHOLDER = re.compile(r"^\{(\w+)\}$")
+TURN, STEP, MAX_MOVES = "left", "forward", 12
+
+Binding = dict[str, str]
 
 
 class SymbolicPlanner:
     name = "symbolic"
 
-    def __init__(self, profile: Any = None, max_repeats: int = 3) -> None:
+    def __init__(self, profile: Any = None, max_repeats: int = 3, max_depth: int = 10) -> None:
         options = getattr(profile, "options", None) or {}
-        unknown = set(options) - {"max_repeats"}
+        unknown = set(options) - set(OPTIONS)
         if unknown:
-            raise PlannerError(f"symbolic planner: unknown option(s) {sorted(unknown)}; known: max_repeats")
+            raise PlannerError(f"symbolic planner: unknown option(s) {sorted(unknown)}; known: {', '.join(OPTIONS)}")
         self.max_repeats = int(options.get("max_repeats", max_repeats))
-        self.reset()
+        self.max_depth = int(options.get("max_depth", max_depth))
 
     def reset(self) -> None:
-        self._turns = 0  # turns taken since picking up an object we must put aside
-
-    # --- entry point ---------------------------------------------------------------------
+        """Nothing to forget: every decision is made from the fresh state and the history."""
 
     def decide(self, context: PlannerContext) -> Decision:
         state = context.symbolic
         if state is None:
             raise PlannerError(f"harness {context.spec.id} exposes no symbolic state; "
                                "the symbolic planner needs one (use an LLM planner)")
-        goal = parse_mission(context.task) or (
-            state.goal if state.mission and context.task.strip() == state.mission else None)
-        if not goal:
-            raise PlannerError(f"cannot parse the task {context.task!r}: {NEEDS_LLM}")
-        preds = set(state.predicates)
+        goal = _goal(context, state)
+        preds = frozenset(state.predicates)
         if all(holds(g, preds) for g in goal):
             return Finish(success=True, reason=f"goal {', '.join(goal)} holds")
-        if (stuck := self._stuck(context)) is not None:
+        if (stuck := self._stuck(context.history)) is not None:
             return Finish(success=False, reason=stuck)
+        if not context.skills:
+            raise PlannerError("the symbolic planner plans over the skills on offer, and none were "
+                               "given (is the skill library empty or incompatible with this harness?)")
+        search = Regression(context.skills, preds, context.history, self.max_depth)
         for g in goal:
             if not holds(g, preds):
-                call = self._achieve(g, state, depth=0)
-                missing = {c.name for c in context.skills}
-                if context.skills and call.skill not in missing:
-                    raise PlannerError(f"the plan needs skill {call.skill!r}, which the library lacks")
+                call = search.achieve(g)
+                if call is None:
+                    offer = ", ".join(s.name for s in context.skills)
+                    raise PlannerError(f"no plan for {g} from here with the skills on offer ({offer}): no "
+                                       f"skill's effects reach it within {self.max_depth} steps of regression")
                 return call
         raise AssertionError("unreachable")
 
-    def _stuck(self, context: PlannerContext) -> str | None:
+    def _stuck(self, history: list[HistoryItem]) -> str | None:
         """Give up when the same call failed `max_repeats` times in a row."""
-        tail = context.history[-self.max_repeats:]
+        tail = history[-self.max_repeats:]
         if len(tail) == self.max_repeats and all(not h.success for h in tail) and \
                 len({h.decision for h in tail}) == 1:
             return f"{tail[-1].decision} failed {self.max_repeats} times in a row: {tail[-1].reason}"
         return None
 
-    # --- regression ----------------------------------------------------------------------
 
-    def _achieve(self, atom: str, state: SymbolicState, depth: int) -> SkillCall:
-        if depth > 8:
-            raise PlannerError(f"no plan found for {atom} (regression too deep)")
-        preds = set(state.predicates)
-        _, name, args = parse(atom)
-        if name in ("at", "facing"):
-            target = ("goal", ANY) if args[0] == "goal" else (args[0], args[1] if len(args) > 1 else ANY)
-            return self._reach(target, state, depth, why=atom)
-        if name == "carrying":
-            t, c = args[0], args[1] if len(args) > 1 else ANY
-            carried = state.agent.get("carrying")
-            obj = self._find(state, t, c)
-            if carried and not holds(f"carrying({t},{c})", preds):
-                # keep what we carry while it may open the way (a key); drop it once the
-                # target is within reach
-                if holds(f"reachable({obj[0]},{obj[1]})", preds):
-                    return self._put_aside(state)
-                return self._reach(obj, state, depth + 1, why=atom)
-            if holds(f"facing({obj[0]},{obj[1]})", preds):
-                self._turns = 0
-                return SkillCall(skill="pickup", args={"object": obj[0], "color": obj[1]},
-                                 reason=f"pick up the {obj[1]} {obj[0]} in front ({atom})")
-            return self._reach(obj, state, depth, why=atom)
-        if name == "open":
-            color = args[1] if len(args) > 1 else ANY
-            door = self._find(state, "door", color)
-            if holds(f"locked(door,{door[1]})", preds) and not holds(f"carrying(key,{door[1]})", preds):
-                return self._achieve(f"carrying(key,{door[1]})", state, depth + 1)
-            if holds(f"facing(door,{door[1]})", preds):
-                return SkillCall(skill="toggle", args={"color": door[1]},
-                                 reason=f"open the {door[1]} door in front")
-            return self._reach(door, state, depth, why=f"open(door,{door[1]})")
-        raise PlannerError(f"the symbolic planner cannot achieve {atom!r}: {NEEDS_LLM}")
+def _goal(context: PlannerContext, state: SymbolicState) -> list[str]:
+    """The harness's own goal when the task is its mission (or description), else the task's."""
+    task = context.task.strip()
+    own = {state.mission, context.spec.description.strip().split("\n")[0]}
+    if state.goal and task in own:
+        return list(state.goal)
+    goal = parse_mission(task)
+    if not goal:
+        raise PlannerError(f"cannot parse the task {task!r}: {NEEDS_LLM}")
+    return goal
 
-    def _reach(self, target: tuple[str, str], state: SymbolicState, depth: int, why: str) -> SkillCall:
-        preds = set(state.predicates)
-        t, c = target
-        key = "goal" if t == "goal" else f"{t},{c}"
-        if holds(f"reachable({key})", preds):
-            if t != "goal":
-                t, c = self._find(state, t, c)
-            return SkillCall(skill="goto", args={"object": t} | ({} if t == "goal" else {"color": c}),
-                             reason=f"go to the {'goal' if t == 'goal' else f'{c} {t}'} ({why})")
-        obstacle = next((parse(p).args for p in sorted(preds)
-                         if p.startswith("behind(") and holds(f"behind({key},any,any)", [p])), None)
-        if obstacle is None:  # nothing known in the way: let the skill try
-            return SkillCall(skill="goto", args={"object": t, "color": c}, reason=f"go to {key} ({why})")
-        ot, oc = obstacle[-2], obstacle[-1]
-        if ot == "door":
-            return self._achieve(f"open(door,{oc})", state, depth + 1)
-        # an object in the way: pick it up (then it is put aside behind us)
-        return self._achieve(f"carrying({ot},{oc})", state, depth + 1)
 
-    def _put_aside(self, state: SymbolicState) -> SkillCall:
-        """Drop what we carry where it blocks nothing: turn around first, then drop."""
-        preds = set(state.predicates)
-        carried = state.agent["carrying"]
-        # prefer the cell behind us (2 turns); else a side cell; never where we picked it up
-        t = self._turns
-        if "front_clear" in preds and (t % 4 == 2 or (t >= 3 and t % 4 != 0)):
-            self._turns = 0
-            return SkillCall(skill="drop", args={"object": carried["type"], "color": carried["color"]},
-                             reason=f"put the {carried['color']} {carried['type']} aside")
-        self._turns += 1
-        return SkillCall(skill="left", reason="turn to find a free cell to drop onto")
+class Regression:
+    """One decision's search: the first skill call on a way to an atom, from this state."""
 
-    @staticmethod
-    def _find(state: SymbolicState, t: str, c: str) -> tuple[str, str]:
-        for o in state.objects:
-            if o.type == t and (c == ANY or o.color == c):
-                return o.type, o.color or ANY
-        raise PlannerError(f"no {'' if c == ANY else c + ' '}{t} in this world")
+    def __init__(self, skills: list[SkillInfo], preds: frozenset[str], history: list[HistoryItem],
+                 max_depth: int) -> None:
+        self.skills, self.preds, self.history, self.max_depth = skills, preds, history, max_depth
+
+    def achieve(self, atom: str, path: tuple[str, ...] = (), kept: frozenset[str] = frozenset()) -> SkillCall | None:
+        """The next call towards `atom` (which does not hold), or None when there is no way;
+        `kept` holds the met preconditions the plan relies on (see `_holds`)."""
+        if len(path) >= self.max_depth or atom in path:
+            return None
+        path = (*path, atom)
+        for skill, args, unmet in self._candidates(atom, kept):
+            if (call := self._first_step(skill, args, unmet, path, kept)) is not None:
+                return call
+        a = parse(atom)
+        if not a.negated and a.name == "reachable":
+            return self._clear_the_way(atom, path, kept)
+        if not a.negated and a.name.startswith("front_"):
+            return self._turn(atom)
+        return None
+
+    def _holds(self, atom: str, kept: frozenset[str]) -> bool:
+        """`holds`, except that the cell ahead is not fit for a drop that would cut the agent
+        off from an object whose reachability the plan relies on."""
+        if not holds(atom, self.preds):
+            return False
+        if not parse(atom).name.startswith("front_"):
+            return True
+        return not any(holds(f"drop_cuts({','.join(parse(k).args)})", self.preds)
+                       for k in kept if parse(k).name == "reachable")
+
+    # --- candidates ----------------------------------------------------------------------
+
+    def _candidates(self, atom: str, kept: frozenset[str]) -> list[tuple[SkillInfo, Binding, list[str]]]:
+        """Skills with an effect unifying with `atom`, bound, fewest unmet preconditions first."""
+        found = []
+        for skill in self.skills:
+            for effect in skill.effects:
+                args = unify(effect, atom)
+                if args is None or not _fits(skill, args):
+                    continue
+                args = self._bind_from_state(skill, args)
+                pre = (fill_any(fill_known(t, args)) for t in skill.preconditions)
+                unmet = [p for p in pre if not self._holds(p, kept)]
+                found.append((skill, args, unmet))
+                break
+        return sorted(found, key=lambda c: len(c[2]))
+
+    def _bind_from_state(self, skill: SkillInfo, args: Binding) -> Binding:
+        """Bind open parameters from the state: each positive precondition, in order, from
+        the predicate that binds most of its open placeholders."""
+        args = dict(args)
+        for template in skill.preconditions:
+            partial = fill_known(template, args)
+            if parse(partial).negated or not _open(partial):
+                continue
+            options = [b for q in sorted(self.preds) if (b := unify(partial, q)) and _fits(skill, args | b)]
+            if options:
+                args |= max(options, key=len)
+        return args
+
+    def _first_step(self, skill: SkillInfo, args: Binding, unmet: list[str],
+                    path: tuple[str, ...], kept: frozenset[str]) -> SkillCall | None:
+        if not unmet:
+            return _call(skill, args, path)
+        met = {p for p in (fill_any(fill_known(t, args)) for t in skill.preconditions) if p not in unmet}
+        kept = kept | met
+        first = None
+        for pre in unmet:  # every unmet precondition must be achievable; the first one leads
+            step = self.achieve(pre, path, kept)
+            if step is None:
+                return None
+            first = first or step
+        return first
+
+    # --- what is built in ----------------------------------------------------------------
+
+    def _clear_the_way(self, atom: str, path: tuple[str, ...], kept: frozenset[str]) -> SkillCall | None:
+        """`reachable(X)` holds once the obstacle `behind(X, O)` names is out of the way."""
+        for obstacle in self._obstacles(atom):
+            if (step := self.achieve(f"not in_way({obstacle})", path, kept)) is not None:
+                return step
+        return None
+
+    def _obstacles(self, atom: str) -> list[str]:
+        """The obstacles O (as `in_way(O)` spells them) of `behind(X..., O...)` predicates
+        whose X matches `atom`'s target, the most specific first."""
+        target = parse(atom)
+        found = set()
+        for q in self.preds:
+            b = parse(q)
+            if b.name != "behind":
+                continue
+            for k in range(1, len(b.args)):
+                x, o = ",".join(b.args[:k]), ",".join(b.args[k:])
+                if f"in_way({o})" in self.preds and matches(target.positive, f"{target.name}({x})"):
+                    found.add(o)
+        return sorted(found, key=lambda o: (-o.count(","), o))
+
+    def _turn(self, atom: str) -> SkillCall | None:
+        """Face another cell: turn `left` until every direction was seen (three turns), then
+        step `forward` onto a clear cell (turning on to find one) and look again."""
+        moves = []
+        for h in reversed(self.history):
+            if not h.decision.startswith((f"{TURN}(", f"{STEP}(")):
+                break
+            moves.append(h.decision.split("(")[0])
+        if len(moves) >= MAX_MOVES:
+            return None
+        turns = moves.index(STEP) if STEP in moves else len(moves)  # since the last step
+        offer = {s.name for s in self.skills}
+        if turns >= 3 and STEP in offer and "front_clear" in self.preds:
+            return SkillCall(skill=STEP, args={}, reason=f"no direction here has {atom}: step aside")
+        if TURN not in offer or turns >= 6:
+            return None
+        return SkillCall(skill=TURN, args={}, reason=f"turn to face a cell where {atom} holds")
+
+
+# --- unification --------------------------------------------------------------------------
+
+
+def unify(template: str, atom: str) -> Binding | None:
+    """Bind a template's whole-argument `{param}` placeholders so that it matches `atom`.
+
+    A wildcard in the atom binds nothing; a template longer than the atom leaves its extra
+    placeholders open (trailing arguments the atom does not constrain); None when the name,
+    the negation, a constant or a repeated placeholder disagrees, or the atom has more
+    arguments than the template."""
+    t, a = parse(template), parse(atom)
+    if t.negated != a.negated or t.name != a.name or len(a.args) > len(t.args):
+        return None
+    out: Binding = {}
+    for ta, aa in zip(t.args, a.args, strict=False):
+        if (m := _PLACEHOLDER.match(ta)) is not None:
+            if aa in WILDCARDS:
+                continue
+            if out.setdefault(m.group(1), aa) != aa:
+                return None
+        elif ta not in WILDCARDS and aa not in WILDCARDS and ta != aa:
+            return None
+    return out
+
+
+def fill_known(template: str, args: Binding) -> str:
+    """Substitute the bound placeholders, leaving the others as `{param}`."""
+    return re.sub(r"\{(\w+)\}", lambda m: args.get(m.group(1), m.group(0)), template)
+
+
+def fill_any(template: str) -> str:
+    """Open placeholders become `any`."""
+    return re.sub(r"\{(\w+)\}", "any", template)
+
+
+def _open(template: str) -> bool:
+    return "{" in template
+
+
+def _fits(skill: SkillInfo, args: Binding) -> bool:
+    """Bound values fit the parameters: a declared choice, or an integer for an int parameter."""
+    for name, value in args.items():
+        spec = skill.parameters.get(name)
+        if spec is None:
+            return False
+        if isinstance(spec, list) and value not in spec:
+            return False
+        if spec == "int" and not re.fullmatch(r"-?\d+", value):
+            return False
+    return True
+
+
+def _call(skill: SkillInfo, args: Binding, path: tuple[str, ...]) -> SkillCall:
+    typed = {k: int(v) if skill.parameters.get(k) == "int" else v for k, v in args.items()}
+    why = f"achieves {path[-1]}" + (f", on the way to {path[0]}" if len(path) > 1 else "")
+    return SkillCall(skill=skill.name, args=typed, reason=why)

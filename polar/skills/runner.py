@@ -20,13 +20,17 @@ harness sets its `harness_error`; a policy or hook that raises is the skill's fa
 
 from __future__ import annotations
 
+import hashlib
 import time
 from typing import Any, NamedTuple
+
+import gymnasium as gym
+import numpy as np
 
 from polar.episode import FailureCause, Outcome
 from polar.harnesses.base import Harness
 from polar.harnesses.rollout import harness_action, rollout
-from polar.predicates import ANY, achieved, fill, holds
+from polar.predicates import ANY, achieved, fill, holds, matching, parse
 from polar.skills.model import Measurement, Skill, SkillError, resolve_hook
 
 
@@ -61,25 +65,27 @@ def _predicates(harness: Harness) -> tuple[Any, list[str]]:
     return state, (list(state.predicates) if state is not None else [])
 
 
-def _actor(skill: Skill, deterministic: bool) -> tuple[Any, Any]:
-    """(act(features, args) -> action, value(features) -> float or None) of a policy skill (its
-    network) or a Python skill (its hook function; no value estimate)."""
+def _actor(skill: Skill, deterministic: bool) -> tuple[Any, Any, Any]:
+    """(act(features, args) -> action, value(features) -> float or None, the action space a
+    stuck deterministic policy draws from, or None) of a policy skill (its network) or a
+    Python skill (its hook function: no value estimate, never overridden)."""
     assert skill.policy is not None
     if skill.kind == "python":
         fn = resolve_hook(skill.policy.loader, f"{skill.ref} policy.loader", skill.library_root)
         config = skill.policy.config
-        return (lambda x, a: fn(x, a, **config)), (lambda x: None)
+        return (lambda x, a: fn(x, a, **config)), (lambda x: None), None
     from polar.skills.store import load_skill_policy
 
     policy = load_skill_policy(skill)
-    return (lambda x, a: policy.act(x, deterministic=deterministic)), (lambda x: float(policy.value(x)))
+    return ((lambda x, a: policy.act(x, deterministic=deterministic)), (lambda x: float(policy.value(x))),
+            policy.action_space if deterministic else None)
 
 
 def _run_policy(skill: Skill, harness: Harness, args: dict[str, Any], cap: int, obs: Any,
                 deterministic: bool) -> SkillResult:
     if obs is None:
         raise SkillError(f"{skill.ref}: pass the current observation (obs=...) to run a {skill.kind} skill")
-    policy_act, value = _actor(skill, deterministic)
+    policy_act, value, loop_space = _actor(skill, deterministic)
     features = _features(skill)
     term = skill.termination
     assert term is not None
@@ -98,8 +104,21 @@ def _run_policy(skill: Skill, harness: Harness, args: dict[str, Any], cap: int, 
         ok = (all(results) if term.mode == "all" else any(results)) if results else True
         return ok and (check is None or bool(check(state, hook_args, o, info)))
 
+    seen: set[bytes] = set()
+    rng: list[np.random.Generator] = []
+
     def act(o: Any) -> Any:
-        return harness_action(policy_act(features(harness, o, hook_args), hook_args))
+        x = features(harness, o, hook_args)
+        # A deterministic policy that meets an observation and input it already acted on is,
+        # where the observation is the state (MiniGrid's view seen with goto's map of the
+        # grid, a connector game's whole grid), in a loop it will not leave by itself: take a
+        # random action instead, from a generator seeded by them, so a run still repeats.
+        key = _fingerprint((o, x)) if loop_space is not None else None
+        if key is not None and key in seen and (a := _random_action(loop_space, key, rng)) is not None:
+            return harness_action(a)
+        if key is not None:
+            seen.add(key)
+        return harness_action(policy_act(x, hook_args))
 
     affordance = value(features(harness, obs, hook_args))
     r = rollout(harness, act, obs, max_steps=cap, stop=done)
@@ -121,8 +140,11 @@ def _run_policy(skill: Skill, harness: Harness, args: dict[str, Any], cap: int, 
 
 
 def _run_primitive(skill: Skill, harness: Harness, args: dict[str, Any], obs: Any) -> SkillResult:
-    """One harness action; success means every effect was achieved by it: a positive effect
-    matches a predicate that did not hold before, a negated one matched before and not after."""
+    """One harness action; success means every effect holds after it (a negated one: no
+    predicate it matches appeared) and at least one was achieved by it (a positive effect
+    matches a predicate that did not hold before, a negated one matched before and not after):
+    an effect such as `not in_way(ball,red)` may already hold, but an action that changed none
+    of its effects did nothing."""
     meanings = harness.spec.action_meanings or []
     if skill.action not in meanings:
         raise SkillError(f"{skill.ref}: harness {harness.spec.id!r} has no action {skill.action!r} "
@@ -135,19 +157,63 @@ def _run_primitive(skill: Skill, harness: Harness, args: dict[str, Any], obs: An
         return SkillResult(_outcome(**base, success=False, reason=f"harness error: {r.harness_error}",
                                     harness_error=r.harness_error, predicates_after=before, t0=t0), r.obs)
     _, after = _predicates(harness)
-    missed = [e for e in (fill(t, args) for t in skill.effects) if not achieved(e, before, after)]
+    effects = [fill(t, args) for t in skill.effects]
+    missed = [e for e in effects if _violated(e, before, after)]
+    changed = not effects or any(achieved(e, before, after) for e in effects)
     if missed:
         reason = f"effect {' and '.join(missed)} not achieved"
-    elif skill.effects:
+    elif not changed:
+        reason = f"effect {' and '.join(effects)} not achieved (nothing changed)"
+    elif effects:
         reason = "effects achieved"
     else:
         reason = "action taken"
     if r.ended:
         reason += "; episode " + ("terminated" if r.terminated else "truncated")
-    outcome = _outcome(**base, success=not missed and r.harness_error is None, reason=reason, steps=r.steps,
+    outcome = _outcome(**base, success=not missed and changed and r.harness_error is None, reason=reason, steps=r.steps,
                        reward=r.reward, harness_error=r.harness_error, terminated=r.terminated,
                        truncated=r.truncated, predicates_after=after, t0=t0)
     return SkillResult(outcome, r.obs)
+
+
+def _fingerprint(x: Any) -> bytes | None:
+    """A digest of arrays, numbers and strings (in dicts, lists, tuples); None for anything else."""
+    h = hashlib.blake2b(digest_size=16)
+    todo = [x]
+    while todo:
+        part = todo.pop()
+        if isinstance(part, dict):
+            todo += [part[k] for k in sorted(part)]
+        elif isinstance(part, list | tuple):
+            todo += list(part)
+        elif isinstance(part, np.ndarray | np.generic):
+            h.update(str(part.dtype).encode() + str(np.shape(part)).encode() + np.ascontiguousarray(part).tobytes())
+        elif isinstance(part, str | int | float | bool):
+            h.update(repr(part).encode())
+        else:
+            return None
+    return h.digest()
+
+
+def _random_action(space: Any, key: bytes, rng: list[np.random.Generator]) -> Any:
+    """A uniform action of a Discrete or Box space (None for other spaces)."""
+    if not rng:
+        rng.append(np.random.default_rng(int.from_bytes(key[:8], "little")))
+    if isinstance(space, gym.spaces.Discrete):
+        return int(space.start + rng[0].integers(space.n))
+    if isinstance(space, gym.spaces.Box) and np.all(np.isfinite(space.low)) and np.all(np.isfinite(space.high)):
+        return rng[0].uniform(space.low, space.high).astype(space.dtype)
+    return None
+
+
+def _violated(effect: str, before: list[str], after: list[str]) -> bool:
+    """A positive effect that does not hold after the action, or a negated one that the action
+    made false (`not in_way(door,blue,any,any)`: no blue door got in the way; another one may
+    still be)."""
+    atom = parse(effect)
+    if atom.negated:
+        return bool(matching(atom.positive, after) - set(before))
+    return not holds(effect, after)
 
 
 def _outcome(*, success: bool, t0: float, harness_error: str | None = None, **fields: Any) -> Outcome:

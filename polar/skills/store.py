@@ -302,6 +302,29 @@ class SkillLibrary:
         manifest["policy"] = PolicySpec(loader=loader, config=config)
         return self.register(Skill(**manifest), tensors=tensors)
 
+    def revise(self, ref: str, changes: dict[str, Any], note: str, keep_evaluations: bool = False) -> Skill:
+        """A new version of `ref` with some manifest fields changed (its description,
+        parameters, preconditions, effects, hooks, ...) and the same weights: provenance is
+        kept, its `source` says what was revised (`note`). `keep_evaluations` copies the
+        recorded measurements too: only when the change cannot alter how the skill acts on
+        the arguments they were measured with."""
+        old = self.get(ref)
+        fixed = {"name", "version", "kind", "policy", "weights_sha256", "provenance"}
+        if bad := sorted(set(changes) & fixed):
+            raise SkillError(f"revise {old.ref}: {bad} cannot change in a revision (register a new skill)")
+        tensors = None
+        if old.kind == "policy":
+            from safetensors.torch import load_file
+
+            tensors = load_file(str(old.path / WEIGHTS_FILE))  # type: ignore[operator]
+        source = f"{old.ref} revised: {note}" + (f" (was: {old.provenance.source})" if old.provenance.source else "")
+        data = old.model_dump() | changes
+        data["provenance"] = old.provenance.model_copy(update={"source": source}).model_dump()
+        new = self.register(Skill.model_validate(data), tensors=tensors)
+        for m in old.evaluations if keep_evaluations else []:
+            self.record_evaluation(new, m)
+        return new
+
     def record_evaluation(self, skill: Skill, measurement: Measurement) -> None:
         """Attach a measured success rate to `skill`'s version (the manifest stays immutable)."""
         with self._connect(write=True) as conn:

@@ -28,7 +28,7 @@ def test_symbolic_planner_solves_doorkey_with_shipped_skills(library, seed):
     assert len(rec.steps) == rec.env_steps == sum(d.env_steps for d in rec.decisions)
     assert rec.episode_return == pytest.approx(sum(s.reward for s in rec.steps))
     calls = [o.skill.split("@")[0] for d in rec.decisions for o in d.outcomes]
-    assert calls == ["goto", "pickup", "goto", "toggle", "goto"]
+    assert calls == ["goto", "pickup", "goto", "unlock", "goto"]
 
 
 def test_step_cap_ends_with_step_limit(library):
@@ -49,10 +49,26 @@ def test_missing_skill_is_reported(tmp_path):
     from polar.skills.minigrid.primitives import install_primitives
 
     lib = SkillLibrary(tmp_path)
-    install_primitives(lib)  # no goto
+    install_primitives(lib)  # no goto: nothing reaches the goal, the key or the door
     with make_harness(DOORKEY) as h:
         rec = run_episode(TASK, h, SymbolicPlanner(), lib, seed=0)
-    assert rec.failure_cause == "planner-parse" and "'goto'" in rec.failure_detail
+    assert rec.failure_cause == "planner-parse" and "no plan for at(goal)" in rec.failure_detail
+    assert "pickup" in rec.failure_detail and "goto" not in rec.failure_detail  # the skills on offer
+
+
+def test_keycorridor_and_a_mission_only_a_language_planner_parses(library):
+    """KeyCorridorS3R3 repeats door colours (the planner names doors by cell where it must);
+    BabyAI-GoToSeq's sequences of ends are refused with a pointer to an LLM planner."""
+    with make_harness("minigrid:MiniGrid-KeyCorridorS3R3-v0") as h:
+        rec = run_episode("pick up the purple ball", h, SymbolicPlanner(), library, seed=0)
+    assert rec.success, rec.failure_detail
+    with make_harness("minigrid:BabyAI-GoToSeq-v0") as h:
+        obs, _ = h.reset(seed=1)
+        mission = h.symbolic_state().mission
+        assert mission == "go to a red door and go to a purple door" and f"Mission: {mission}" in h.render_text(obs)
+        rec = run_episode(mission, h, SymbolicPlanner(), library, seed=1)
+    assert rec.failure_cause == "planner-parse" and rec.env_steps == 0
+    assert "sequence of ends" in rec.failure_detail and "LLM planner" in rec.failure_detail
 
 
 def test_decision_budget(library):

@@ -40,6 +40,7 @@ def broken_library(tmp_path_factory: pytest.TempPathFactory) -> Path:
         harnesses=["minigrid:*"],
         parameters={"object": ["key", "door", "ball", "box", "goal"],
                     "color": ["red", "green", "blue", "purple", "yellow", "grey"]},
+        preconditions=["reachable({object},{color})"], effects=["facing({object},{color})", "at({object})"],
         termination={"predicates": ["facing({object},{color})"]}, step_budget=16,
         provenance={"env_steps": 12345, "trained_on": [HARNESS]},
     )

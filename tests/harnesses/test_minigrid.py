@@ -2,7 +2,7 @@
 
 import numpy as np
 from minigrid.core.actions import Actions
-from minigrid.core.world_object import Ball, Key
+from minigrid.core.world_object import Ball, Key, Wall
 
 from polar.harnesses import make_harness
 from polar.harnesses.minigrid import DIR_VECTORS
@@ -113,3 +113,34 @@ def test_truncation_reports_no_success():
     for _ in range(3):
         _, _, term, trunc, info = h.step(Actions.left)
     assert trunc and not term and info["success"] is False
+
+
+def test_repeated_colours_add_positions_to_predicates():
+    """KeyCorridorS3R3 (seed 0) has two purple doors and three yellow ones: their predicates
+    also come with the door's cell; the grey and red doors' do not."""
+    h = make_harness("minigrid:MiniGrid-KeyCorridorS3R3-v0")
+    h.reset(seed=0)
+    preds = set(h.symbolic_state().predicates)
+    assert {"locked(door,purple)", "locked(door,purple,4,5)", "closed(door,purple,5,2)",
+            "closed(door,yellow,2,3)", "closed(door,yellow,4,3)", "closed(door,yellow,1,4)"} <= preds
+    assert "closed(door,purple,4,5)" not in preds  # that one is locked
+    # the ball is behind the locked purple door, named by its cell too; the key behind the red door
+    assert {"behind(ball,purple,door,purple)", "behind(ball,purple,door,purple,4,5)",
+            "in_way(door,purple,4,5)", "behind(key,purple,door,red)", "in_way(door,red)"} <= preds
+    assert "closed(door,grey)" in preds and not any(p.startswith("closed(door,grey,") for p in preds)
+    h.close()
+
+
+def test_drop_cuts_names_what_a_drop_ahead_would_cut_off():
+    h = _empty_with([((3, 2), Ball("red"))])
+    u = h.capability("grid")
+    u.grid.set(3, 2, None)
+    for y in range(1, 5):  # a wall with one gap at (3,2), right ahead of the agent
+        if y != 2:
+            u.grid.set(3, y, Wall())
+    u.grid.set(4, 3, Key("blue"))  # beyond the gap
+    s = h.symbolic_state()
+    assert {"front_clear", "drop_cuts(key,blue)", "reachable(key,blue)"} <= set(s.predicates)
+    assert "front_free" not in s.predicates
+    h.step(Actions.left)  # facing north: a free cell
+    assert {"front_clear", "front_free"} <= set(h.symbolic_state().predicates)

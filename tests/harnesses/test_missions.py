@@ -17,5 +17,11 @@ def test_parse_mission(text, goal):
     assert parse_mission(text) == goal
 
 
-def test_unparseable_mission():
-    assert parse_mission("write a poem about grids") is None
+@pytest.mark.parametrize("text", [
+    "write a poem about grids",
+    "go to a red door and go to a purple door",  # BabyAI-GoToSeq: a sequence of ends
+    "pick up a purple ball and open a red door",
+    "put the red box next to a grey door and open a purple door after you pick up a key",  # BossLevel
+])
+def test_unparseable_mission(text):
+    assert parse_mission(text) is None

@@ -67,3 +67,13 @@ def test_example_context_gives_a_schema_over_its_skills():
     ctx = PlannerContext.model_validate_json(CONTEXT.read_text())
     names = [o["properties"].get("skill", {}).get("const") for o in _options(decision_schema(ctx.skills, "skill"))]
     assert names == [s.name for s in ctx.skills] + [None]
+
+
+def test_optional_arguments_may_be_left_out():
+    """goto's x, y (which of several same-coloured objects) are optional: a reply without
+    them fits the schema; a required parameter stays required."""
+    goto = GOTO.model_copy(update={"parameters": {**GOTO.parameters, "x": "int", "y": "int"},
+                                   "optional": ["color", "x", "y"]})
+    args = _options(decision_schema([goto], "skill"))[0]["properties"]["args"]
+    assert args["required"] == ["object"] and args["properties"]["x"] == {"type": "integer"}
+    assert _options(decision_schema([GOTO], "skill"))[0]["properties"]["args"]["required"] == ["object", "color"]

@@ -75,12 +75,12 @@ CHECKOUT = Path(__file__).parents[2]
 
 
 def test_shipped_goto_skill_gives_the_recorded_actions():
-    # goto@2's weights (shipped as goto@3) were saved by the single-class Policy (format 1),
+    # goto@2's weights (shipped as goto@4) were saved by the single-class Policy (format 1),
     # whose manifest names `polar.rl.policy:Policy` as its loader; actions and values were
     # recorded before the split into per-algorithm policies.
     from polar.skills.store import SkillLibrary, load_skill_policy
 
-    skill = SkillLibrary(CHECKOUT / "skills").get("goto@3")
+    skill = SkillLibrary(CHECKOUT / "skills").get("goto@4")
     assert skill.policy.loader == "polar.rl.policy:Policy"
     policy = load_skill_policy(skill)
     assert isinstance(policy, PPOPolicy) and policy.observation_kinds["grid"] == "index_grid"

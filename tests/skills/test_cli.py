@@ -38,7 +38,7 @@ def test_register_list_show_eval_remove(tmp_path: Path) -> None:
 
     polar("install-primitives", lib=lib)
     listed = json.loads(polar("list", "--json", lib=lib).stdout)
-    assert sorted(s["name"] for s in listed) == ["drop", "fetchbox", "left", "pickup", "right", "toggle"]
+    assert sorted(s["name"] for s in listed) == ["drop", "fetchbox", "forward", "left", "pickup", "right", "toggle", "unlock"]
 
     out = polar("eval", "fetchbox", "--harness", DOORKEY, "--episodes", "3", "--args", '{"color": "red"}',
                 "--json", lib=lib)

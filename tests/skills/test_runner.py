@@ -49,12 +49,13 @@ def test_primitives_succeed_only_when_their_effects_appear(library: SkillLibrary
     assert "carrying(key,yellow)" in out.predicates_after
 
     out = run_skill(toggle, h, {}).outcome  # facing an empty cell: nothing opens
-    assert not out.success and "open(door,any) not achieved" in out.reason
+    assert not out.success and "open(door,any,any,any) not achieved" in out.reason
     _act(h, "forward"), _act(h, "forward"), _act(h, "right")  # at (1,1) facing the door
     assert h.symbolic_state().holds("facing(door,yellow)")
     out = run_skill(toggle, h, {"color": "yellow"}).outcome  # carrying the yellow key: unlocks
     assert out.success and "locked(door,yellow)" in out.predicates_before
     assert "open(door,yellow)" in out.predicates_after
+    assert "in_way(door,yellow)" in out.predicates_before and "in_way(door,yellow)" not in out.predicates_after
 
     out = run_skill(drop, h, {"object": "key"}).outcome  # the open door's cell is not empty
     assert not out.success and "not carrying(key,any) not achieved" in out.reason
@@ -105,6 +106,29 @@ def test_episode_end_stops_the_skill(library: SkillLibrary) -> None:
     assert out.terminated and out.reason == "episode terminated" and 0 < out.steps < 500
     assert out.reward == out.steps  # CartPole pays 1 per step
     h.close()
+
+
+def test_a_deterministic_policy_caught_in_a_loop_takes_random_actions(library: SkillLibrary) -> None:
+    """A policy that only ever turns left sees the same view again after four turns: from then
+    on each repeat gets a random action (seeded by what was seen), so the agent gets moving,
+    and the same start gives the same run."""
+    import torch
+
+    h = make_harness("minigrid:MiniGrid-Empty-8x8-v0")
+    policy = tiny_policy(obs_space=h.observation_space, act_space=h.action_space)
+    with torch.no_grad():
+        policy.actor_head.weight.zero_()
+        policy.actor_head.bias.copy_(torch.tensor([5.0, 0, 0, 0, 0, 0, 0]))  # always "left"
+    skill = library.register_policy(policy, **manifest(parameters={}, termination={"predicates": ["at(goal)"]},
+                                                       step_budget=60))
+    runs = []
+    for _ in range(2):
+        obs, _ = h.reset(seed=3)
+        start = h.symbolic_state().agent["pos"]
+        out = run_skill(skill, h, obs=obs).outcome
+        runs.append((h.symbolic_state().agent["pos"], out.steps))
+    h.close()
+    assert runs[0] == runs[1] and runs[0][0] != start
 
 
 def test_runner_refuses_what_it_cannot_run(library: SkillLibrary, doorkey) -> None:

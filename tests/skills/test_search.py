@@ -52,7 +52,7 @@ def test_incompatible_skills_are_excluded_or_last() -> None:
     names = [s.name for s, _ in rank(SKILLS, "go to the ball", "gym:CartPole-v1")]
     assert names == ["balance"]
     names = [s.name for s, _ in rank(SKILLS, "go to the ball", "gym:CartPole-v1", include_incompatible=True)]
-    assert names[0] == "balance" and set(names[1:]) == {"goto", "pickup", "drop", "toggle", "left", "right"}
+    assert names[0] == "balance" and set(names[1:]) == {"goto", "pickup", "drop", "toggle", "unlock", "left", "right", "forward"}
 
 
 def test_measured_success_breaks_ties_and_scales_relevance() -> None:

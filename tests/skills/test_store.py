@@ -20,6 +20,7 @@ from polar.skills.model import (
     PolicySpec,
     Skill,
     SkillArgumentError,
+    SkillError,
     SkillLoadError,
     SkillNotFound,
 )
@@ -63,6 +64,19 @@ def test_versions_resolve_and_are_never_reused(library: SkillLibrary) -> None:
     assert library.register_policy(tiny_policy(), **manifest()).version == 3
     assert library.remove("reach") == ["reach@1", "reach@3"]
     assert library.list() == []
+
+
+def test_revise_makes_a_new_version_with_the_same_weights(library: SkillLibrary) -> None:
+    old = library.register_policy(tiny_policy(), **manifest(provenance={"env_steps": 99, "source": "runs/x"}))
+    library.record_evaluation(old, Measurement.from_counts(3, 4, harness="h"))
+    new = library.revise("reach@1", {"effects": ["at(goal)"], "description": "Reach it."}, note="declared effects",
+                         keep_evaluations=True)
+    assert new.ref == "reach@2" and new.effects == ["at(goal)"] and new.weights_sha256 == old.weights_sha256
+    assert new.provenance.env_steps == 99 and new.provenance.source.startswith("reach@1 revised: declared effects")
+    assert [m.successes for m in library.get("reach@2").evaluations] == [3]
+    assert library.revise("reach", {"step_budget": 8}, note="b").evaluations == []  # not kept unless asked
+    with pytest.raises(SkillError, match="cannot change in a revision"):
+        library.revise("reach", {"policy": None}, note="x")
 
 
 def test_evaluations_attach_to_a_version(library: SkillLibrary) -> None:

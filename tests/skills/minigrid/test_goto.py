@@ -105,12 +105,39 @@ def test_far_target_sets_the_out_of_crop_flag_and_clips():
 
 
 def test_check_args():
-    assert goto.check_args({"object": "key"}) == ("key", None)
-    assert goto.check_args({"object": "goal", "color": "green"}) == ("goal", None)
+    assert goto.check_args({"object": "key"}) == ("key", None, None)
+    assert goto.check_args({"object": "goal", "color": "green"}) == ("goal", None, None)
+    assert goto.check_args({"object": "door", "x": 4, "y": "2"}) == ("door", None, (4, 2))
     with pytest.raises(ConfigError, match="object='keys'"):
         goto.check_args({"object": "keys"})
     with pytest.raises(ConfigError, match="color='pink'"):
         goto.check_args({"object": "key", "color": "pink"})
+    with pytest.raises(ConfigError, match="both 'x' and 'y'"):
+        goto.check_args({"object": "key", "x": 3})
+
+
+def test_a_position_picks_one_of_several_same_coloured_objects():
+    """Two green doors: with x, y only the named one is in the target mask and the offset,
+    and only facing that one ends the skill."""
+    from polar.harnesses.registry import make_harness
+
+    h = make_harness("minigrid:MiniGrid-Empty-8x8-v0")
+    h.reset(seed=0)
+    env = h.capability("grid")
+    env.agent_pos, env.agent_dir = np.array((3, 3)), 0  # facing east
+    env.grid.set(4, 3, Door("green"))  # 1 ahead
+    env.grid.set(3, 6, Door("green"))  # 3 to the right (south)
+    both = features(env, "door", "green")
+    assert both["grid"][..., 3].sum() == 2 and both["target"][REL:REL + 2].tolist() == [1 / 8, 0.0]
+    far = features(env, "door", "green", at=(3, 6))
+    assert far["grid"][..., 3].sum() == 1 and far["target"][REL:REL + 2].tolist() == [0.0, 3 / 8]
+    assert goto.hook_features({}, {"object": "door", "color": "green", "x": 3, "y": 6}, harness=h)["grid"][..., 3].sum() == 1
+    state = h.symbolic_state()
+    assert {"facing(door,green,4,3)", "facing(door,green)"} <= set(state.predicates)
+    assert goto.hook_done(state, {"object": "door", "color": "green"})
+    assert goto.hook_done(state, {"object": "door", "color": "green", "x": 4, "y": 3})
+    assert not goto.hook_done(state, {"object": "door", "color": "green", "x": 3, "y": 6})
+    assert succeeded(env, "door", "green", at=(4, 3)) and not succeeded(env, "door", "green", at=(3, 6))
 
 
 # ---- the training env --------------------------------------------------------------------
@@ -212,8 +239,8 @@ def test_hook_done_agrees_with_the_direct_success_test_on_a_random_walk():
             h.step(int(rng.integers(3)))
             state = h.symbolic_state()
             for args in cases:
-                obj, color = goto._bound_args(args)
-                expect = succeeded(h.capability("grid"), obj, color)
+                obj, color, at = goto._bound_args(args)
+                expect = succeeded(h.capability("grid"), obj, color, at)
                 assert goto.hook_done(state, args) == expect, (args, state.predicates)
                 hits += expect
     assert hits > 0  # the walk did face a key or the door at least once
