@@ -123,6 +123,12 @@ def test_the_walkthrough_in_a_scratch_workspace(tmp_path: Path) -> None:
     assert r.returncode == 0, r.stderr
     assert "- press: Press the button. Needs at(button). Gives lit(lamp)." in r.stdout
     assert "Goal: lit(lamp)" in r.stdout and "walk_scripted" in r.stdout
+    # the symbolic planner chains the user's skills (one with the user's own hooks) on the user's game
+    r = polar_in(ws, "task", "turn on the lamp", "--harness", "corridor", "--planner", "symbolic", "--out", "t")
+    assert r.returncode == 0, r.stdout + r.stderr
+    record = json.loads((ws / "t" / "episode.json").read_text())
+    assert record["success"] is True and record["extra"]["success_source"] == "harness"
+    assert [d["decision"]["skill"] for d in record["decisions"]] == ["walk_scripted", "press"]
 
     suite = (ws / "evals" / "corridor.yaml").read_text()
     (ws / "evals" / "corridor.yaml").write_text(suite.replace("  - {name: ppo,", "  # - {name: ppo,"))
