@@ -187,3 +187,10 @@ def test_refused_connection_and_timeout_say_what_failed(server, tmp_path):
         slow.complete(MSGS)
     (attempt,) = info.value.failed_attempts
     assert attempt["status"] == "timeout" and attempt["latency_s"] >= 0.3
+
+
+def test_prompt_counting_waits_as_long_as_a_call(server):
+    # A tokenize request queues behind other workers' completions on a one-slot local server
+    # (the demo's two workers): a shorter timeout than the call's made it fail as an llm-error.
+    client = make_client(server, tokenizer="server", timeout_s=77.0)
+    assert client.tokenizer is not None and client.tokenizer.timeout_s == 77.0
