@@ -50,16 +50,17 @@ def load_actor(args: argparse.Namespace):
         from polar.rl.policy import load_policy
 
         return load_policy(args.policy), args.policy
-    from polar.skills.store import SkillLibrary, load_skill_policy
+    from polar.skills.search_path import open_library
+    from polar.skills.store import load_skill_policy
 
-    skill = SkillLibrary(args.library).get(args.skill)
+    skill = open_library(args.library).get(args.skill)
     return load_skill_policy(skill), skill.ref
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--skill", default="goto", help="library ref (default: goto, the latest version)")
-    ap.add_argument("--library", default=None, help="library folder (default: ./skills)")
+    ap.add_argument("--library", default=None, help="library folder (default: the workspace library over the shipped one)")
     ap.add_argument("--policy", default=None, help="a run dir or saved policy dir instead of the library")
     ap.add_argument("--episodes", type=int, default=100)
     ap.add_argument("--budget", type=int, default=100, help="steps per episode (the skill's step budget)")

@@ -22,10 +22,28 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
+    context_settings={"help_option_names": ["-h", "--help"]},  # inherited by every command
 )
+
+
+def _version(value: bool) -> None:
+    if value:
+        import polar
+
+        typer.echo(f"polar {polar.__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                 help="Print Polar's version and exit."),
+) -> None:
+    """Polar: planners over RL skills and sandboxed policy code, on any harness."""
 
 # Each module defines `register(app: typer.Typer) -> None`.
 CLI_MODULES = [
+    "polar.scaffold.cli",
     "polar.sandboxes.cli",
     "polar.harnesses.cli",
     "polar.agent.cli",

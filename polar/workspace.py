@@ -2,7 +2,8 @@
 
 Search order for a folder such as `prompts`: `./prompts` under the current directory,
 `$POLAR_HOME/prompts`, the source checkout Polar runs from, then the defaults shipped
-inside the wheel (`polar/_defaults/prompts`).
+inside the wheel (`polar/_defaults/prompts`). The first two are the user's workspace; the
+last two are *shipped*: Polar reads them and never writes into them (`is_shipped`).
 """
 
 from __future__ import annotations
@@ -28,6 +29,30 @@ def search_roots() -> list[Path]:
         if r not in seen:
             seen.append(r)
     return seen
+
+
+def shipped_roots() -> list[Path]:
+    """The installation's own asset roots: the source checkout, the wheel's defaults."""
+    return [_PACKAGE.parent.resolve(), (_PACKAGE / "_defaults").resolve()]
+
+
+def is_shipped(path: str | Path) -> bool:
+    """Whether `path` lies in an asset folder of the installation (never written by Polar)."""
+    p = Path(path).expanduser().resolve()
+    return any(p == r / kind or (r / kind) in p.parents for r in shipped_roots() for kind in ASSET_DIRS)
+
+
+def user_dir(kind: str) -> Path:
+    """The workspace's folder of this kind, where new assets (e.g. registered skills) go: an
+    existing `./<kind>`, else `$POLAR_HOME/<kind>` when POLAR_HOME is set, else `./<kind>`."""
+    if kind not in ASSET_DIRS:
+        raise ValueError(f"unknown asset folder {kind!r}; expected one of {ASSET_DIRS}")
+    here = Path.cwd() / kind
+    if here.is_dir():
+        return here
+    if home := os.environ.get("POLAR_HOME"):
+        return Path(home).expanduser() / kind
+    return here
 
 
 def asset_dirs(kind: str) -> list[Path]:

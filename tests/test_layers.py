@@ -20,7 +20,7 @@ LAYERS: list[set[str]] = [
     {"polar.rl", "polar.sandboxes", "polar.skills", "polar.planners"},
     {"polar.agent"},
     {"polar.evals"},
-    {"polar.cli"},
+    {"polar.cli", "polar.scaffold"},  # polar init: the example workspace's game runs the connector
 ]
 # Areas of one layer are independent of each other, except where listed (user -> used).
 SAME_LAYER: dict[str, set[str]] = {
@@ -28,6 +28,7 @@ SAME_LAYER: dict[str, set[str]] = {
     "polar.wire": {"polar.errors"},
     "polar.workspace": {"polar.errors"},
     "polar.episode": {"polar.files"},
+    "polar.cli": {"polar.scaffold"},  # `polar init` (polar.scaffold.cli) lays out the example workspace
 }
 # Functions that build an object chosen at run time (a factory) may import it lazily from anywhere.
 FACTORY_FUNCTIONS: set[tuple[str, str]] = {

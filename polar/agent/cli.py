@@ -39,14 +39,14 @@ def _trace(kind: str, payload: dict[str, Any]) -> None:
 
 def task(
     text: str = typer.Argument(..., help="The task in natural language."),
-    harness: str = typer.Option(..., "--harness", "-h", help="Harness id (see `polar harness list`)."),
+    harness: str = typer.Option(..., "--harness", "-H", help="Harness id (see `polar harness list`)."),
     planner: str = typer.Option(
         None, "--planner", "-p",
         help="Planner profile (path or name under planners/). Default: $POLAR_PLANNER, else 'symbolic' when "
              "it parses the task, else 'local' (the embedded language model)."),
     seed: int = typer.Option(0, "--seed", min=0, help="Seed of the episode's reset."),
     out: Path = typer.Option(None, "--out", help="Folder for episode.json (default runs/task-<time>)."),
-    skills: Path = typer.Option(None, "--skills", help="Skill library folder (default: skills/)."),
+    skills: Path = typer.Option(None, "--skills", help="Skill library folder (default: the workspace's skills/ over the shipped library)."),
     max_decisions: int = typer.Option(50, help="Decision budget of the episode."),
     max_steps: int = typer.Option(None, help="Env-step cap (default: the harness's own limit)."),
     sandbox: str = typer.Option("default", "--sandbox", help=SANDBOX_HELP),
@@ -66,7 +66,7 @@ def task(
     from polar.harnesses.registry import make_harness
     from polar.planners.profile import load_planner
     from polar.sandboxes.profiles import resolve_sandbox
-    from polar.skills.store import SkillLibrary
+    from polar.skills.search_path import open_library
 
     sandbox_profile = resolve_sandbox(sandbox)  # resolved once, here; None: no policy code
     profile = planner or os.environ.get("POLAR_PLANNER")
@@ -76,10 +76,16 @@ def task(
         profile, why = default_planner(text)
         console.print(f"[bold]planner[/]: {profile} [dim]({escape(why)})[/]", highlight=False)
     p = load_planner(profile)
-    library = SkillLibrary(skills) if skills else SkillLibrary()
+    library = open_library(skills)
+
+    def trace(kind: str, payload: dict[str, Any]) -> None:
+        if kind == "start" and payload["harness"] != harness:  # echo the id as typed
+            payload = {**payload, "harness": f"{harness} (spec id {payload['harness']})"}
+        _trace(kind, payload)
+
     agent = Agent(p, library, AgentSettings(max_decisions=max_decisions, max_env_steps=max_steps,
                                             sandbox=sandbox_profile, record_context=record_context),
-                  on_event=_trace)
+                  on_event=trace)
     with make_harness(harness) as h:
         record = agent.run(text, h, seed=seed)
     out = out or Path("runs") / f"task-{time.strftime('%Y%m%d-%H%M%S')}"
@@ -107,12 +113,14 @@ def demo(
     out: Path = typer.Option(Path("runs/demo"), "--out", help="Folder of the results and report."),
     suite: str = typer.Option("demo", "--suite", help="Suite to run (name under evals/ or a path)."),
     workers: int = typer.Option(None, "--workers", help="Ray workers (default: the suite's)."),
+    fresh: bool = typer.Option(False, "--fresh", help="Reuse no finished cell from --out: run everything again."),
 ) -> None:
     """The short planner-plus-skills vs pure-RL comparison on the embedded defaults.
 
     Runs `evals/demo.yaml` (symbolic planner + shipped skills vs PPO vs random), prints the
     table and the report's path. With POLAR_PLANNER=planners/<llm>.yaml (and its API key) the
-    planner agent uses that profile instead. Re-running resumes: finished cells are kept.
+    planner agent uses that profile instead. Re-running resumes: finished cells are kept while
+    nothing they depend on changed (see `polar compare --help`); --fresh runs them all again.
     """
     from polar.evals.comparison import compare
     from polar.evals.suite import load_suite
@@ -123,7 +131,7 @@ def demo(
         s = s.with_planner(profile)
         console.print(f"planner profile from POLAR_PLANNER: {profile}")
     with stop_on_exit(local_servers(s)):  # the embedded model's engine goes when the demo ends
-        compare(s, out, workers=workers)
+        compare(s, out, workers=workers, fresh=fresh)
 
 
 def local_servers(suite: Suite) -> list[ServerSettings]:

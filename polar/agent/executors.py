@@ -37,8 +37,9 @@ class Execution:
 
     def add(self, what: str, outcome: Outcome, feedback: str | None) -> None:
         self.outcomes.append(outcome)
+        # the planner reads the reward rounded (no float noise such as 0.9640000000000001)
         self.history.append(HistoryItem(decision=what, success=outcome.success, steps=outcome.steps,
-                                        reward=outcome.reward, reason=outcome.reason))
+                                        reward=round(outcome.reward, 4), reason=outcome.reason))
         self.feedback = None if outcome.success else feedback
 
     @property

@@ -21,7 +21,7 @@ from polar.errors import BudgetExceeded, LLMError, PlannerError
 from polar.harnesses.base import Harness
 from polar.harnesses.rollout import Verdict, judge, unsolved_cause
 from polar.planners.base import HistoryItem, Planner, PlannerContext
-from polar.planners.decisions import Decision, Finish
+from polar.planners.decisions import Decision, Finish, PolicyCode
 from polar.sandboxes.profiles import SandboxProfile
 
 EventHook = Callable[[str, dict[str, Any]], None]
@@ -64,13 +64,15 @@ class Agent:
         feedback: str | None = None
         failure: Failure | None = None  # why the loop stopped early, when it did
         last_failed: FailureCause | None = None  # the cause of the latest failed execution
+        failed_code: str | None = None  # the source of the latest policy code that failed
         claim: bool | None = None
         self.on_event("start", {"episode_id": episode_id, "task": task, "harness": h.spec.id, "seed": seed})
         while not h.done:
             if len(decisions) >= cfg.max_decisions:
                 failure = FailureCause.BUDGET, f"decision budget ({cfg.max_decisions}) exhausted"
                 break
-            decision, rec, failure = self._decide(context.build(obs, history, feedback), len(decisions))
+            decision, rec, failure = self._decide(context.build(obs, history, feedback, failed_code),
+                                                  len(decisions))
             decisions.append(rec)
             if decision is None:
                 break
@@ -84,6 +86,8 @@ class Agent:
             rec.outcomes, rec.env_steps = ex.outcomes, h.t - before
             obs, feedback, history = ex.obs, ex.feedback, history + ex.history
             last_failed = ex.failure or last_failed
+            if isinstance(decision, PolicyCode):
+                failed_code = None if all(o.success for o in ex.outcomes) else decision.source
             if ex.harness_error is not None:  # a broken harness cannot be replanned around
                 failure = FailureCause.HARNESS_ERROR, ex.harness_error
                 break
@@ -100,8 +104,12 @@ class Agent:
         except (BudgetExceeded, LLMError, PlannerError) as err:
             cause = (FailureCause.BUDGET if isinstance(err, BudgetExceeded) else
                      FailureCause.LLM_ERROR if isinstance(err, LLMError) else FailureCause.PLANNER_PARSE)
+            calls = self._calls()
+            failed_call = getattr(err, "call", None)  # a call that failed for good, with its attempts
+            if isinstance(failed_call, LLMCallRecord) and all(c.call_id != failed_call.call_id for c in calls):
+                calls.append(failed_call)
             return None, DecisionRecord(index=index, decision={"kind": "error", "error": str(err)},
-                                        planner_s=time.perf_counter() - p0, llm_calls=self._calls()), (cause, str(err))
+                                        planner_s=time.perf_counter() - p0, llm_calls=calls), (cause, str(err))
         context = ctx.model_dump(mode="json", exclude={"spec"}) if self.settings.record_context else None
         return decision, DecisionRecord(index=index, decision=decision.model_dump(mode="json"),
                                         planner_s=time.perf_counter() - p0, llm_calls=self._calls(),

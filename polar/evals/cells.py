@@ -1,9 +1,11 @@
 """A cell is one (agent, harness, seed) of a suite: the unit the runner prepares, plays,
 persists to `<out>/cells/<agent>/<harness>/seed-<s>.json` and reuses on resume.
 
-A persisted cell carries a key: a hash of the suite fields that decide its result plus the
-fingerprint of the files its agent's config only names (planner profile, skill library,
-training recipe, checkpoint). A cell whose key no longer matches is run again.
+A persisted cell carries a key: a hash of the suite fields that decide its result, the
+fingerprint of the files its agent's config only names (planner profile, prompt templates,
+skill library and its hooks, training recipe, checkpoint) and the fingerprint of its harness
+(the spec file and a connector game's sources, see `polar.harnesses.fingerprint`). A cell
+whose key no longer matches is run again.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from polar.evals.hrl_agent import HRLAgent
 from polar.evals.planner_agent import PlannerAgent
 from polar.evals.rl_agent import PureRLAgent
 from polar.evals.suite import Cell, Suite, SuiteAgent
+from polar.harnesses.fingerprint import harness_fingerprint
 
 CELL_FORMAT = "polar.evals.cell/1"
 AGENT_CLASSES: dict[str, type[EvalAgent]] = {c.kind: c for c in (RandomAgent, PlannerAgent, PureRLAgent, HRLAgent)}
@@ -52,16 +55,20 @@ def cell_path(out_dir: Path, cell: Cell) -> Path:
 
 
 def cell_key(suite: Suite, cell: Cell, cache: dict[str, str] | None = None) -> str:
-    """Suite.cell_key plus the fingerprint of the files the agent points to (cached per agent)."""
+    """Suite.cell_key plus the fingerprints of the files the agent and the harness point to
+    (`cache` keeps them per agent and per harness within one pass over a suite)."""
     cache = {} if cache is None else cache
-    if cell.agent not in cache:
+    agent, harness = f"agent:{cell.agent}", f"harness:{cell.harness}"
+    if agent not in cache:
         config = suite.agent(cell.agent)
         fingerprint = AGENT_CLASSES[config.kind].inputs_fingerprint(config)
         if getattr(config, "multitask", False):  # one policy over every harness: they all decide each cell
             tasks = json.dumps([h.model_dump(mode="json") for h in suite.harnesses], sort_keys=True)
             fingerprint = sha(f"{fingerprint}|{tasks}".encode())
-        cache[cell.agent] = fingerprint
-    return suite.cell_key(cell, cache[cell.agent])
+        cache[agent] = fingerprint
+    if harness not in cache:
+        cache[harness] = harness_fingerprint(suite.harness(cell.harness).id)
+    return suite.cell_key(cell, f"{cache[agent]}|{cache[harness]}")
 
 
 def load_cell(out_dir: Path, suite: Suite, cell: Cell, key: str | None = None) -> CellResult | None:

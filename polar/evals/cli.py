@@ -13,32 +13,26 @@ import typer
 from polar.errors import ConfigError
 from polar.sandboxes import SANDBOX_HELP
 
+FRESH_HELP = "Reuse no finished cell from --out: delete them (and the training runs) and run all."
+
 
 def compare_cmd(
     suite: Annotated[str, typer.Argument(help="Suite YAML path, or a name under evals/ (e.g. demo).")],
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Output dir (default: runs/evals/<suite name>).")] = None,
     workers: Annotated[int | None, typer.Option(help="Ray workers (0: in-process) (default: the suite's).")] = None,
-    fresh: Annotated[bool, typer.Option("--fresh", help="Ignore finished cells in --out and run all.")] = False,
+    fresh: Annotated[bool, typer.Option("--fresh", help=FRESH_HELP)] = False,
 ) -> None:
-    """Run an eval suite (resuming finished cells) and write results.json, report.md, plots, report.html."""
+    """Run an eval suite and write results.json, report.md, plots, report.html.
+
+    A cell (agent x harness x seed) finished by an earlier run into --out is reused when
+    nothing that decides its result changed: the suite's fields, the planner profile and its
+    prompt templates, the skill library and its hooks, the training recipe or checkpoint, the
+    harness spec and a connector game's source files. The summary says how many were reused."""
     from polar.evals.comparison import compare, default_out_dir
-    from polar.evals.preflight import check_suite
     from polar.evals.suite import load_suite
 
     s = load_suite(suite)
-    out_dir = out or default_out_dir(s)
-    if fresh:
-        check_suite(s)  # a bad suite must not cost the finished cells
-        _clear_cells(out_dir)
-    compare(s, out_dir, workers=workers)
-
-
-def _clear_cells(out_dir: Path) -> None:
-    import shutil
-
-    for sub in ("cells", "work"):
-        if (out_dir / sub).is_dir():
-            shutil.rmtree(out_dir / sub)
+    compare(s, out or default_out_dir(s), workers=workers, fresh=fresh)
 
 
 def eval_cmd(
@@ -56,8 +50,12 @@ def eval_cmd(
     max_steps: Annotated[int | None, typer.Option(help="Per-episode step cap.")] = None,
     task: Annotated[str | None, typer.Option(help="Task in words (default: the harness's mission).")] = None,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Output dir (default: runs/evals/eval-<agent>).")] = None,
+    fresh: Annotated[bool, typer.Option("--fresh", help=FRESH_HELP)] = False,
 ) -> None:
-    """Run one agent on one harness and report success with its interval and the cost ledger."""
+    """Run one agent on one harness and report success with its interval and the cost ledger.
+
+    Cells finished earlier in --out are reused while nothing they depend on changed (see
+    `polar compare --help`)."""
     from polar.evals.comparison import compare
     from polar.evals.suite import load_suite
 
@@ -73,7 +71,7 @@ def eval_cmd(
     h: dict[str, Any] = {"id": harness, "task": task, "max_steps": max_steps}
     suite = load_suite({"name": f"eval-{agent}", "agents": [spec], "harnesses": [h], "seeds": [seed],
                         "episodes": episodes})
-    compare(suite, out or Path("runs") / "evals" / f"eval-{agent}")
+    compare(suite, out or Path("runs") / "evals" / f"eval-{agent}", fresh=fresh)
 
 
 def register(app: typer.Typer) -> None:

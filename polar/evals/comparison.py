@@ -68,9 +68,10 @@ def compare(
     progress: bool = True,
     console: Console | None = None,
     quiet: bool = False,
+    fresh: bool = False,
 ) -> tuple[Results, dict[str, Path]]:
     """Run (or resume) a suite under `out_dir`, render its report, print the table and the
-    report's path. Returns the results and the report file paths."""
+    report's path. Returns the results and the report file paths. `fresh`: reuse no cell."""
     from rich.console import Console
 
     from polar.evals.report import render_report
@@ -78,11 +79,12 @@ def compare(
 
     s = load_suite(suite)
     out = Path(out_dir) if out_dir is not None else default_out_dir(s)
-    results = run_suite(s, out, workers=workers, progress=progress and not quiet)
+    results = run_suite(s, out, workers=workers, progress=progress and not quiet, fresh=fresh)
     paths = render_report(results, out)
     if not quiet:
         console = console or Console()
         print_table(results, console)
-        console.print(f"ran {len(results.ran)} cell(s), reused {len(results.reused)} from {out}")
+        console.print(f"ran {len(results.ran)} cell(s), reused {len(results.reused)} from {out}"
+                      + ("" if fresh or not results.reused else " (--fresh runs them all again)"))
         console.print(f"report: {paths['html']}  (tables: {paths['markdown']})")
     return results, paths

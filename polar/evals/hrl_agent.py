@@ -35,7 +35,7 @@ from polar.evals.training import (
 from polar.harnesses.base import Harness
 from polar.harnesses.rollout import unsolved_cause
 from polar.skills.options import PRIMITIVE_STEPS, OptionEnv, default_options, describe
-from polar.skills.store import SkillLibrary
+from polar.skills.search_path import Library, open_library
 
 OPTION_ENV = "gym:polar.skills.options:OptionEnv"
 PROBE_SEED = 2**31 + 1_000_000  # start states that decide the default options: disjoint from every eval seed
@@ -43,11 +43,12 @@ PROBE_STATES = 32
 STEPS_FILE = "primitive_steps.jsonl"
 
 
-def skill_library(cfg: HRLAgentConfig) -> SkillLibrary:
+def skill_library(cfg: HRLAgentConfig) -> Library:
+    """The agent's `skills:` folder, else the workspace library over the shipped one."""
     root = Path(cfg.skills).expanduser() if cfg.skills else None
     if root is not None and not root.exists():
         raise ConfigError(f"agent {cfg.name}: skills: {root} does not exist")
-    return SkillLibrary(root)
+    return open_library(root)
 
 
 class _StepLog:
@@ -84,7 +85,7 @@ class HRLAgent(EvalAgent):
         super().__init__(config, suite)
         self.policy: Any = None
         self.options: list[dict[str, Any]] = []
-        self.library: SkillLibrary | None = None
+        self.library: Library | None = None
 
     @property
     def label(self) -> str:
@@ -109,7 +110,7 @@ class HRLAgent(EvalAgent):
     def harness_entry(self, entry: SuiteHarness) -> SuiteHarness:
         return full_observation(entry) if self.config.controller == "full" else entry
 
-    def option_set(self, entry: SuiteHarness, library: SkillLibrary) -> list[dict[str, Any]]:
+    def option_set(self, entry: SuiteHarness, library: Library) -> list[dict[str, Any]]:
         if self.config.options is not None:
             return [o.model_dump() for o in self.config.options]
         harness = entry.make()
@@ -118,10 +119,10 @@ class HRLAgent(EvalAgent):
         finally:
             harness.close()
 
-    def env_kwargs(self, entry: SuiteHarness, library: SkillLibrary) -> dict[str, Any]:
+    def env_kwargs(self, entry: SuiteHarness, library: Library) -> dict[str, Any]:
         cfg = self.config
         return {"harness": entry.id, "harness_kwargs": dict(entry.kwargs), "options": self.options,
-                "skills": str(library.root), "controller": cfg.controller, "max_options": cfg.max_options,
+                "skills": cfg.skills, "controller": cfg.controller, "max_options": cfg.max_options,
                 "max_steps": entry.max_steps, "option_steps": cfg.option_steps}
 
     def prepare(self, entry: SuiteHarness, seed: int, work_dir: Path) -> Preparation:

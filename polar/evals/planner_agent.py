@@ -17,8 +17,14 @@ from polar.errors import ConfigError, PolarError
 from polar.evals.agents import EvalAgent, Information, Preparation, sha
 from polar.evals.suite import PlannerAgentConfig, SuiteHarness
 from polar.harnesses.base import Harness
-from polar.planners.profile import load_planner, load_planner_profile, resolve_profile_path
-from polar.skills.store import SkillLibrary
+from polar.planners.profile import (
+    LLMProfile,
+    load_planner,
+    load_planner_profile,
+    resolve_profile_path,
+    resolve_templates,
+)
+from polar.skills.search_path import open_library
 
 
 def profile_overrides(cfg: PlannerAgentConfig, backend: str) -> dict[str, Any]:
@@ -86,11 +92,19 @@ class PlannerAgent(EvalAgent):
 
     @classmethod
     def inputs_fingerprint(cls, config: PlannerAgentConfig) -> str:  # type: ignore[override]
-        """The planner profile and the skill library's contents (refs, weights, manifests)."""
+        """The planner profile, the prompt templates it renders (with the suite's template
+        variant) by content, and the skill library's contents (every layer of the search path:
+        manifests, weights, recorded evaluations, hook files)."""
         parts = [sha(resolve_profile_path(config.planner).read_bytes())]
         try:
-            lib = SkillLibrary(Path(config.skills).expanduser() if config.skills else None)
-            parts += [f"{s.ref}:{s.weights_sha256}:{sha(s.manifest_json().encode())}" for s in lib.list()]
+            profile = load_planner_profile(config.planner)
+            profile = load_planner_profile(config.planner, profile_overrides(config, profile.backend) or None)
+            if isinstance(profile, LLMProfile):
+                parts += [f"{t.name}:{t.version}" for t in resolve_templates(profile)]
+        except PolarError as err:  # preflight reports it; the key only has to differ
+            parts.append(f"profile-error:{type(err).__name__}:{err}")
+        try:
+            parts.append(open_library(config.skills).fingerprint())
         except PolarError as err:  # no library yet: the agent itself will report it
             parts.append(f"no-library:{type(err).__name__}")
         return sha("|".join(parts).encode())
@@ -106,7 +120,7 @@ class PlannerAgent(EvalAgent):
         root = Path(cfg.skills).expanduser() if cfg.skills else None
         if root is not None and not root.exists():
             raise ConfigError(f"agent {cfg.name}: skills: {root} does not exist")
-        self.library = SkillLibrary(root)
+        self.library = open_library(root)
         charges, listing = skill_charges(self.library, entry.id)
         return Preparation(train_env_steps=sum(charges.values()),
                            info={"charges": charges, "skills": listing, "library": str(self.library.root),

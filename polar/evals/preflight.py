@@ -48,7 +48,7 @@ def _check_planner_agent(agent: PlannerAgentConfig, field: str,
     from polar.evals.planner_agent import profile_overrides
     from polar.planners.profile import load_planner_profile
     from polar.prompts.templates import load_template
-    from polar.skills.store import SkillLibrary
+    from polar.skills.search_path import open_library
 
     backend: list[str] = []
     if (check(f"{field}.planner", lambda: backend.append(load_planner_profile(agent.planner).backend))
@@ -60,7 +60,7 @@ def _check_planner_agent(agent: PlannerAgentConfig, field: str,
         if not root.is_dir():
             check(f"{field}.skills", lambda: _raise(f"{root}: no such skill library folder"))
         else:
-            check(f"{field}.skills", lambda: SkillLibrary(root).list())
+            check(f"{field}.skills", lambda: open_library(root).list())
 
 
 def _check_recipe(recipe: str, agent: str, field: str, check: Callable[[str, Callable[[], object]], bool]) -> bool:

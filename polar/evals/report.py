@@ -162,6 +162,12 @@ def _md_episode_links(results: Results) -> list[str]:
 
 def _skills_lines(results: Results) -> list[str]:
     return [f"- `{ref}`: {', '.join(hs) or 'no record'}" for ref, hs in results.skills_trained_on.items()]
+def _reuse(results: Results) -> str:
+    """Which cells this report's run computed and which it took from an earlier run."""
+    if not results.ran and not results.reused:
+        return ""
+    return (f" Cells: {len(results.ran)} run now, {len(results.reused)} reused from an earlier run "
+            "(unchanged suite, agent inputs and harness files).")
 
 
 def markdown(results: Results, plots: list[str]) -> str:
@@ -173,7 +179,7 @@ def markdown(results: Results, plots: list[str]) -> str:
     parts += [
         f"Seeds {results.seeds}, {results.episodes_per_cell} episodes per agent x harness x seed "
         f"(episode i of seed s starts from env seed {results.eval_seed} + 1000 s + i, the same for "
-        f"every agent); generated {results.created}. {STATISTICS_NOTE}{unknown}", "",
+        f"every agent); generated {results.created}. {STATISTICS_NOTE}{unknown}{_reuse(results)}", "",
         INFORMATION_LEGEND, "",
         _md_table(TABLE_HEADER, table_rows(results)), "",
         "## Cost ledger per agent", "",
@@ -327,7 +333,8 @@ def html_report(results: Results, plots: dict[str, bytes]) -> str:
         f"<h1>Eval report: {html.escape(results.suite)}</h1><p>{html.escape(results.description)}</p>",
         f"<p>Seeds {results.seeds}, {results.episodes_per_cell} episodes per cell (episode i of seed s "
         f"starts from env seed {results.eval_seed} + 1000 s + i for every agent); generated "
-        f"{html.escape(results.created)}.</p><p class='note'>{html.escape(STATISTICS_NOTE)}</p>",
+        f"{html.escape(results.created)}.{html.escape(_reuse(results))}</p>"
+        f"<p class='note'>{html.escape(STATISTICS_NOTE)}</p>",
         f"<p class='note'>{_html_md(INFORMATION_LEGEND)}</p>{missing}",
         _html_table([*TABLE_HEADER, "episodes (by seed)"], main, raw_last=True),
         "<h2>Cost ledger per agent</h2>", _html_table(TOTALS_HEADER, totals_rows(results)),

@@ -8,7 +8,10 @@ Variants a reviewer asks for, all as config of this one agent:
 - `multitask: true` trains one policy per seed over all the suite's harnesses (the same total
   budget, `train_steps`) and evaluates it on each; the run is shared by the seed's cells.
 
-Training runs in `<out>/work/<cell>/train` (multitask: `<out>/work/<agent>/@all-tasks/seed-<s>/train`).
+Training runs in `<out>/work/<cell>/train` (multitask: `<out>/work/<agent>/@all-tasks/seed-<s>/train`)
+through `polar.evals.training.train_or_resume`: a run killed half-way resumes from its latest
+checkpoint, and a finished one is reused while its training config and its game (the harness
+fingerprint: spec and a connector game's sources) are unchanged; otherwise it trains again.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from polar.evals.training import (
     train_or_resume,
 )
 from polar.harnesses.base import Harness
+from polar.harnesses.fingerprint import harness_fingerprint
 from polar.harnesses.rollout import play_episode
 
 FULL_OBSERVATION_KWARGS = {"minigrid:": {"full_grid": True}}  # harness family -> its `full` variant
@@ -145,7 +149,7 @@ class PureRLAgent(EvalAgent):
             run = work_dir / "train"
             tcfg = train_config(cfg, entry, seed, run)
             curve = self._curve(run, entry, CURVE_FILE)
-            train_or_resume(tcfg, run, [curve])
+            train_or_resume(tcfg, run, [curve], game=harness_fingerprint(entry.id))
             key, curve_name = f"train:{cfg.name}:{entry.label}:{seed}", CURVE_FILE
         self.policy = load_policy(run)
         steps = run_env_steps(run)
@@ -177,7 +181,8 @@ class PureRLAgent(EvalAgent):
         run = shared / "train"
         with _locked(shared):
             tcfg = multitask_config(cfg, entries, seed, run)
-            train_or_resume(tcfg, run, [self._curve(run, e, f"eval_curve.{e.label}.jsonl") for e in entries])
+            train_or_resume(tcfg, run, [self._curve(run, e, f"eval_curve.{e.label}.jsonl") for e in entries],
+                            game="|".join(harness_fingerprint(e.id) for e in entries))
         return run, f"train:{cfg.name}:{ALL_TASKS}:{seed}", f"eval_curve.{entry.label}.jsonl"
 
     def episode(self, harness: Harness, task: str, env_seed: int, max_steps: int | None,

@@ -57,6 +57,7 @@ def run_cell(suite: Suite, cell: Cell, out_dir: Path,
              on_episode: Callable[[], None] | None = None) -> CellResult:
     """Prepare the agent for this cell and play its episodes (the caller persists the result)."""
     start = time.perf_counter()
+    key = cell_key(suite, cell)  # before running: what the result was computed from
     agent = make_agent(suite.agent(cell.agent), suite)
     entry = agent.harness_entry(suite.harness(cell.harness))  # e.g. the full-observation variant
     try:
@@ -80,7 +81,7 @@ def run_cell(suite: Suite, cell: Cell, out_dir: Path,
     finally:
         agent.close()
     return CellResult(
-        cell=cell, key=cell_key(suite, cell), agent_kind=agent.kind, harness_id=entry.id, prep=prep,
+        cell=cell, key=key, agent_kind=agent.kind, harness_id=entry.id, prep=prep,
         episodes=records, wall_s=time.perf_counter() - start,
         finished_at=datetime.now(UTC).isoformat(timespec="seconds"),
     )
@@ -146,12 +147,15 @@ def run_cells(
     workers: int | None = None,
     progress: bool = True,
     only: Callable[[Cell], bool] | None = None,
+    fresh: bool = False,
 ) -> RunSummary:
     """Run every missing cell of a suite under `out_dir`; return all cell results and which
     cells ran now versus were reused from disk.
 
     `workers` overrides the suite's (0: in-process). `only` restricts which missing cells run
-    this time (the rest stay missing), e.g. to split a suite across invocations.
+    this time (the rest stay missing), e.g. to split a suite across invocations. `fresh`
+    first deletes the finished cells and training runs under `out_dir` (after the suite
+    checked out), so everything runs again.
     """
     from polar.evals.preflight import check_suite
 
@@ -161,6 +165,8 @@ def run_cells(
     if n_workers < 0:
         raise ConfigError(f"--workers: must be >= 0, got {n_workers}")
     check_suite(suite)  # every reference resolves before anything runs or is written
+    if fresh:
+        clear_cells(out)
 
     summary = RunSummary(suite=suite.name, out_dir=str(out))
     todo: list[Cell] = []
@@ -196,6 +202,15 @@ def run_cells(
             _run_on_ray(suite, todo, out, n_workers, on_cell)
     summary.results = [done[c.slug] for c in suite.cells() if c.slug in done]
     return summary
+
+
+def clear_cells(out_dir: Path) -> None:
+    """Delete the finished cells and the training runs of a suite's output folder."""
+    import shutil
+
+    for sub in ("cells", "work"):
+        if (out_dir / sub).is_dir():
+            shutil.rmtree(out_dir / sub)
 
 
 def _run_on_ray(suite: Suite, todo: list[Cell], out: Path, n_workers: int,
@@ -261,11 +276,12 @@ def run_suite(
     workers: int | None = None,
     progress: bool = True,
     only: Callable[[Cell], bool] | None = None,
+    fresh: bool = False,
 ) -> Results:
     """Run the missing cells of a suite and aggregate every finished cell into Results
     (render them with `polar.evals.report.render_report(results, out_dir)`)."""
     suite = load_suite(suite_or_path)
-    summary = run_cells(suite, out_dir, workers=workers, progress=progress, only=only)
+    summary = run_cells(suite, out_dir, workers=workers, progress=progress, only=only, fresh=fresh)
     results = compute_results(suite, summary.results)
     return results.model_copy(update={"ran": [c.slug for c in summary.ran],
                                       "reused": [c.slug for c in summary.skipped]})

@@ -18,10 +18,12 @@ from typing import Any
 from polar.config import load_yaml, read_yaml, validate
 from polar.errors import ConfigError
 from polar.evals.agents import CurvePoint
+from polar.files import atomic_write
 from polar.workspace import resolve_asset
 
 CURVE_FILE = "eval_curve.jsonl"
 CURVE_SEED = 2**31  # learning-curve episodes use seeds CURVE_SEED + i, disjoint from the suite's
+GAME_FILE = "harness.sha"  # the fingerprint of the game(s) a run trains on (a changed game: train again)
 
 
 def resolve_recipe(recipe: str, agent: str) -> Path:
@@ -127,9 +129,10 @@ def same_config(run: Path, tcfg: Any) -> bool:
 
 
 def train_or_resume(tcfg: Any, run: Path, curves: list[CurveRecorder], hooks: list[Callable[[Any], None]] | None = None,
-                    on_start: Callable[[Any], None] | None = None) -> dict[str, Any]:
+                    on_start: Callable[[Any], None] | None = None, game: str = "") -> dict[str, Any]:
     """Train `tcfg` in `run`: reuse a finished run, resume an interrupted one from its latest
-    checkpoint, or start afresh (a folder left by another config is cleared first). Each
+    checkpoint, or start afresh (a folder left by another config or `game` — the fingerprint
+    of the harnesses it trains on, `polar.harnesses.fingerprint` — is cleared first). Each
     curve measures the untrained policy (when it has `every`), every `every` steps, and the
     final policy. `on_start(trainer)` runs once the trainer exists (e.g. to restore counters
     to the checkpoint's)."""
@@ -137,7 +140,8 @@ def train_or_resume(tcfg: Any, run: Path, curves: list[CurveRecorder], hooks: li
     from polar.rl.trainer import Trainer
 
     trainer = None
-    if same_config(run, tcfg):
+    game_file = run / GAME_FILE
+    if same_config(run, tcfg) and (game_file.read_text() if game_file.is_file() else "") == game:
         done = run / "eval.json"
         if done.exists():
             return json.loads(done.read_text())  # trained earlier; the cell died after that
@@ -148,11 +152,13 @@ def train_or_resume(tcfg: Any, run: Path, curves: list[CurveRecorder], hooks: li
             pass
     if trainer is None:
         if run.exists():
-            # Leftovers of another config (or of a run without a checkpoint): their metrics
-            # would pollute the learning curve, so start from an empty folder (our work dir).
+            # Leftovers of another config or game (or of a run without a checkpoint): their
+            # metrics would pollute the learning curve, so start from an empty folder (our work dir).
             shutil.rmtree(run)
         trainer = Trainer(tcfg, run)
     run.mkdir(parents=True, exist_ok=True)
+    if game:
+        atomic_write(game_file, game)
     if on_start is not None:
         on_start(trainer)
     for c in curves:

@@ -79,9 +79,13 @@ def check_cmd(
         console.print(f"[yellow]warning[/]: {w}", highlight=False)
     for p in report.problems:
         console.print(f"[red]problem[/]: {p}", highlight=False)
-    mean = sum(report.returns) / len(report.returns) if report.returns else float("nan")
-    console.print(f"random rollout: {report.steps} steps, {report.episodes} episodes, "
-                  f"mean return {mean:.3f}", highlight=False)
+    if report.returns:
+        mean = sum(report.returns) / len(report.returns)
+        console.print(f"random rollout: {report.steps} steps, {report.episodes} episodes, "
+                      f"mean return {mean:.3f}", highlight=False)
+    else:
+        console.print(f"random rollout: no episode finished in {report.steps} steps "
+                      "(raise --steps to see returns)", highlight=False)
     if report.passed:
         console.print(f"[green]PASS[/] {harness_id}")
     else:

@@ -21,6 +21,8 @@ from polar.episode import EpisodeRecord, FailureCause, StepRecord, jsonable
 from polar.harnesses.base import Harness, HarnessSpec, SymbolicState
 from polar.predicates import holds
 
+HARNESS_ERROR_CHARS = 2000  # room for the game's traceback (polar.harnesses.connector)
+
 
 @dataclass
 class Rollout:
@@ -82,7 +84,7 @@ def rollout(
         try:
             obs, reward, terminated, truncated, info = harness.step(action)
         except Exception as err:  # a crashed game or simulator: the harness's failure
-            r.harness_error = f"{type(err).__name__}: {err}"[:500]
+            r.harness_error = f"{type(err).__name__}: {err}"[:HARNESS_ERROR_CHARS]
             break
         r.steps += 1
         r.reward += float(reward)
@@ -157,7 +159,7 @@ def play_episode(
     try:
         obs, _ = harness.reset(seed=env_seed)
     except Exception as err:  # a harness that cannot even start its episode
-        r = Rollout(obs=None, harness_error=f"{type(err).__name__}: {err}"[:500])
+        r = Rollout(obs=None, harness_error=f"{type(err).__name__}: {err}"[:HARNESS_ERROR_CHARS])
     else:
         r = rollout(harness, act, obs, max_steps=max_steps, on_step=record if record_steps else None)
         r.raise_act_error()

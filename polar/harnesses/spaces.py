@@ -99,6 +99,16 @@ def spec_to_space(spec: SpaceSpec | dict) -> gym.Space:
     raise ValueError(f"unknown space type {t!r}")
 
 
+def _text_bound(v: Any) -> str:
+    """A bound as a planner reads it: 4 significant digits (4.8, not float32's
+    4.800000190734863) and infinities unquoted (-inf, not '-inf')."""
+    if isinstance(v, list):
+        return "[" + ", ".join(_text_bound(x) for x in v) + "]"
+    if isinstance(v, str):
+        return v
+    return f"{float(v):.4g}"
+
+
 def describe_space(spec: SpaceSpec) -> str:
     """A one-line human/planner reading of a space."""
     t = spec.type
@@ -106,7 +116,8 @@ def describe_space(spec: SpaceSpec) -> str:
         start = spec.start or 0
         return f"Discrete({spec.n}) — integers {start}..{start + (spec.n or 0) - 1}"
     if t == "box":
-        return f"Box(shape={list(spec.shape or ())}, dtype={spec.dtype}, low={spec.low}, high={spec.high})"
+        return (f"Box(shape={list(spec.shape or ())}, dtype={spec.dtype}, low={_text_bound(spec.low)}, "
+                f"high={_text_bound(spec.high)})")
     if t == "multi_discrete":
         return f"MultiDiscrete({spec.nvec})"
     if t == "multi_binary":

@@ -45,7 +45,15 @@ def litellm_module() -> Any:
 
 
 class LLMCallError(LLMError):
-    """A model call failed for good (after retries, or on a non-retriable error)."""
+    """A model call failed for good (after retries, or on a non-retriable error). `call` is
+    the episode's record of the failed call (its attempts with status and latency), when the
+    failure happened inside `LLMClient.complete`; `failed_attempts` each attempt's status,
+    error and latency."""
+
+    def __init__(self, message: str, failed_attempts: list[dict[str, Any]] | None = None) -> None:
+        super().__init__(message)
+        self.failed_attempts = list(failed_attempts or [])
+        self.call: LLMCallRecord | None = None
 
 
 @dataclass
@@ -65,6 +73,8 @@ class LLMResponse:
 class _Attempts:
     n: int = 0
     errors: list[str] = field(default_factory=list)
+    # one entry per failed attempt: {"attempt", "status", "error", "latency_s"}
+    failed: list[dict[str, Any]] = field(default_factory=list)
 
 
 def _is_transient(err: BaseException) -> bool:
@@ -96,6 +106,24 @@ def _retry_after(err: BaseException) -> float | None:
     except ValueError:
         parsed = email.utils.parsedate_to_datetime(value) if value else None
         return max(0.0, parsed.timestamp() - time.time()) if parsed else None
+
+
+def _status(err: BaseException) -> int | str | None:
+    """The HTTP status of a failed attempt, or what stood in for one (a timeout, a refused
+    connection: no status came back)."""
+    litellm = litellm_module()
+    chain: list[BaseException] = []
+    e: BaseException | None = err
+    while e is not None and len(chain) < 10:  # litellm reports a refused connection as a 500
+        chain.append(e)
+        e = e.__cause__ or e.__context__
+    if any(isinstance(x, (litellm.Timeout, TimeoutError)) or "Timeout" in type(x).__name__ for x in chain):
+        return "timeout"
+    if any(isinstance(x, (ConnectionError, litellm.APIConnectionError)) or type(x).__name__ == "ConnectError"
+           for x in chain):
+        return "connection-error"
+    status = getattr(err, "status_code", None)
+    return status if isinstance(status, int) else None
 
 
 def _describe(err: BaseException) -> str:
@@ -210,10 +238,15 @@ class LLMClient:
         call_id = uuid.uuid4().hex[:16]
         t0 = time.perf_counter()
         hit = self.cache.get(key) if self.cache is not None else None
+        failed: list[dict[str, Any]] = []
         if hit is not None:
             entry, attempts = hit, 0
         else:
-            entry, attempts = self._call_with_retries(messages, params)
+            try:
+                entry, attempts, failed = self._call_with_retries(messages, params)
+            except LLMCallError as err:
+                self._record_failure(err, messages, params, key, call_id, t0, template, template_hash, episode_id)
+                raise
         latency = time.perf_counter() - t0  # for a cache hit: the lookup, which is the real cost
         if hit is None:
             if entry.get("token_ids") is None and (self.tokenizer is not None or entry.get("logprobs")):
@@ -239,7 +272,7 @@ class LLMClient:
             template_hash=template_hash, finish_reason=entry.get("finish_reason"),
             logprobs=entry.get("logprobs"), token_ids=entry.get("token_ids"),
             token_ids_source=entry.get("token_ids_source"), token_ids_match=entry.get("token_ids_match"),
-            **(record_extra or {}),
+            **({"failed_attempts": failed} if failed else {}), **(record_extra or {}),
         )
         if self.recorder is not None:
             self.recorder.write(record)
@@ -253,6 +286,7 @@ class LLMClient:
             cost_usd=record.cost_usd, latency_s=latency, cached=record.cached, template=template,
             template_hash=template_hash, call_id=call_id,
             **{k: v for k, v in tokens.items() if v is not None}, **(record_extra or {}),
+            **({"attempts": attempts, "failed_attempts": failed} if failed else {}),
         )
         return LLMResponse(content=content, call=call, record=record, parsed=parsed, error=error)
 
@@ -286,8 +320,28 @@ class LLMClient:
         entry["token_ids_source"] = source
         entry["token_ids_match"] = len(ids) == entry["completion_tokens"]
 
+    def _record_failure(self, err: LLMCallError, messages: list[dict[str, Any]], params: dict[str, Any],
+                        key: str, call_id: str, t0: float, template: str | None, template_hash: str | None,
+                        episode_id: str) -> None:
+        """A call that failed for good still lands in the call record and, through
+        `err.call`, in the episode: each attempt's status, error and latency."""
+        s = self.settings
+        latency = time.perf_counter() - t0
+        failed = err.failed_attempts
+        record = CallRecord(
+            call_id=call_id, time=time.time(), episode_id=episode_id, role=s.role, frozen=s.frozen,
+            model=s.model, api_base=s.api_base, params=params, messages=messages, reply="",
+            valid=False, error=str(err), latency_s=latency, attempts=len(failed), cache_key=key,
+            template=template, template_hash=template_hash, failed_attempts=failed,
+        )
+        if self.recorder is not None:
+            self.recorder.write(record)
+        err.call = LLMCallRecord(model=s.model, latency_s=latency, template=template, template_hash=template_hash,
+                                 call_id=call_id, error=str(err), attempts=len(failed), failed_attempts=failed)
+
     # -- the live call ----------------------------------------------------------------
-    def _call_with_retries(self, messages: list[dict[str, Any]], params: dict[str, Any]) -> tuple[dict[str, Any], int]:
+    def _call_with_retries(self, messages: list[dict[str, Any]],
+                           params: dict[str, Any]) -> tuple[dict[str, Any], int, list[dict[str, Any]]]:
         litellm = litellm_module()
         r = self.settings.retries
 
@@ -308,6 +362,7 @@ class LLMClient:
 
         def once() -> Any:
             attempts.n += 1
+            a0 = time.perf_counter()
             try:
                 return litellm.completion(
                     model=self.settings.model, messages=messages, api_base=self.settings.api_base,
@@ -317,6 +372,8 @@ class LLMClient:
                 )
             except Exception as err:
                 attempts.errors.append(_describe(err))
+                attempts.failed.append({"attempt": attempts.n, "status": _status(err), "error": _describe(err),
+                                        "latency_s": round(time.perf_counter() - a0, 4)})
                 raise
 
         retrying = Retrying(stop=stop_after_attempt(r.max_attempts), wait=wait,
@@ -325,18 +382,21 @@ class LLMClient:
             resp = retrying(once)
         except Exception as err:
             raise self._failure(err, attempts) from None
-        return self._entry(resp), attempts.n
+        return self._entry(resp), attempts.n, attempts.failed
 
     def _failure(self, err: BaseException, attempts: _Attempts) -> LLMCallError:
         s = self.settings
         where = f"{s.model}" + (f" at {s.api_base}" if s.api_base else "")
-        if isinstance(err, litellm_module().Timeout):
+        statuses = {a["status"] for a in attempts.failed}
+        if isinstance(err, litellm_module().Timeout) or statuses == {"timeout"}:
             cause = f"timed out (timeout_s={s.timeout_s:g} per attempt)"
+        elif statuses == {"connection-error"}:
+            cause = f"could not connect (refused or unreachable): {_describe(err)}"
         elif _is_transient(err):
             cause = f"kept failing: {_describe(err)}"
         else:
             cause = f"was refused (not retried): {_describe(err)}"
-        return LLMCallError(f"model call to {where} {cause}; {attempts.n} attempt(s) made")
+        return LLMCallError(f"model call to {where} {cause}; {attempts.n} attempt(s) made", attempts.failed)
 
     def _entry(self, resp: Any) -> dict[str, Any]:
         """The parts of a litellm response we keep: the cache entry and the record's source."""

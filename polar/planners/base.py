@@ -25,6 +25,7 @@ class SkillInfo(BaseModel):
     effects: list[str] = Field(default_factory=list)
     success_rate: float | None = None
     success_ci: tuple[float, float] | None = None
+    success_n: int | None = None  # episodes the measured success rests on
     affordance: float | None = None  # value estimate at the current state, when known
 
 
@@ -55,6 +56,8 @@ class PlannerContext(BaseModel):
     steps_left: int | None = None
     episode_id: str = ""
     feedback: str | None = None  # e.g. the last failure's cause, for replanning
+    observation_json: str | None = None  # the observation as policy code's act(obs) receives it
+    previous_code: str | None = None  # the source of the latest policy code that failed
     extra: dict[str, Any] = Field(default_factory=dict)
 
 

@@ -47,6 +47,8 @@ def template_variables(context: PlannerContext, mode: str, history_window: int =
         "allowed_kinds": ALLOWED_KINDS[mode],
         "spec_text": context.spec.describe(),
         "observation": context.observation,
+        "observation_json": context.observation_json,  # code mode: what act(obs) receives
+        "previous_code": context.previous_code,  # code mode: the source that failed last
         "predicates": list(sym.predicates) if sym else [],
         "goal": list(sym.goal) if sym else [],
         "mission": sym.mission if sym else None,

@@ -1,9 +1,9 @@
-"""`polar prompts list | show NAME | render NAME --context FILE.json | compare --suite S --variant N=T`."""
+"""`polar prompts list | show NAME | render NAME --harness ID --seed N | compare --suite S --variant N=T`."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -40,27 +40,67 @@ def show_cmd(name: str = typer.Argument(..., help="Template name or path to a .j
 @prompts_app.command("render")
 def render_cmd(
     name: Annotated[str, typer.Argument(help="Template name or path to a .j2 file.")],
-    context: Annotated[Path, typer.Option("--context", "-c", help="JSON file: the template's variables, or a planner context.")],
-    mode: Annotated[str | None, typer.Option(help="Planner mode for a planner context (default: the template's).")] = None,
+    harness: Annotated[str | None, typer.Option("--harness", "-H", help="Render the real prompt of a live episode on "
+                                                "this harness (reset with --seed), with your skill library.")] = None,
+    seed: Annotated[int, typer.Option("--seed", min=0, help="Seed of the live episode's reset.")] = 0,
+    task: Annotated[str | None, typer.Option("--task", help="The task (default: the harness's mission).")] = None,
+    planner: Annotated[str | None, typer.Option("--planner", "-p", help="An LLM profile whose mode, observation mode "
+                                                "and history window to render with.")] = None,
+    skills: Annotated[Path | None, typer.Option("--skills", help="Skill library folder (default: the workspace's "
+                                                "skills/ over the shipped library).")] = None,
+    observation: Annotated[str | None, typer.Option("--observation", help="full, predicates or view (default: the "
+                                                    "profile's, else full).")] = None,
+    context: Annotated[Path | None, typer.Option("--context", "-c", help="Instead of a live episode: a JSON file of "
+                                                 "the template's variables, or a saved planner context.")] = None,
+    mode: Annotated[str | None, typer.Option(help="Planner mode (default: the profile's, else the template's).")] = None,
 ) -> None:
-    """Render a template. A JSON file holding a planner context (task + spec + observation,
-    e.g. prompts/examples/doorkey_context.json) is turned into variables as the LLM planner does."""
-    from polar.config import read_mapping
+    """Render a template: on a live episode (`--harness ID --seed N`: reset, the symbolic state,
+    the skills your library offers for the task, exactly as the LLM planner renders its first
+    decision), or on a JSON file (`--context`, e.g. prompts/examples/doorkey_context.json)."""
     from polar.prompts.templates import load_template
 
-    t = load_template(name)
-    data = read_mapping(context, allow_empty=True)  # JSON (or YAML): an object of variables
-    if {"task", "spec", "observation"} <= data.keys():
-        from polar.config import validate
-        from polar.planners.base import PlannerContext
-        from polar.planners.llm import template_variables
+    if (harness is None) == (context is None):
+        raise ConfigError("give exactly one of --harness ID (a live episode) or --context FILE.json")
+    t = load_template(name)  # a broken template fails before the harness starts
+    settings = _render_settings(planner, mode, observation)
+    if harness is not None:
+        from polar.evals.prompts import live_prompt_context, render_prompt
 
-        ctx = validate(PlannerContext, data, str(context))
-        if mode is not None and mode not in ("plan", "skill", "code", "auto"):
-            raise ConfigError(f"--mode: expected plan, skill, code or auto, got {mode!r}")
-        chosen = mode or (t.mode if t.mode in ("plan", "skill", "code", "auto") else "auto")
-        data = template_variables(ctx, chosen)
+        ctx = live_prompt_context(harness, seed, task=task, skills=skills)
+        typer.echo(render_prompt(name, ctx, **settings), nl=False)
+        return
+    from polar.config import read_mapping
+
+    assert context is not None
+    data = read_mapping(context, allow_empty=True)  # JSON (or YAML): an object of variables
+    if {"task", "spec", "observation"} <= data.keys():  # a planner context: variables as the planner makes them
+        from polar.config import validate
+        from polar.evals.prompts import render_prompt
+        from polar.planners.base import PlannerContext
+
+        typer.echo(render_prompt(name, validate(PlannerContext, data, str(context)), **settings), nl=False)
+        return
     typer.echo(t.render(data), nl=False)
+
+
+def _render_settings(planner: str | None, mode: str | None, observation: str | None) -> dict[str, Any]:
+    """The mode, observation mode and history window to render with: the LLM profile's, then
+    the options given."""
+    settings: dict[str, Any] = {}
+    if planner is not None:
+        from polar.planners.profile import LLMProfile, load_planner_profile
+
+        profile = load_planner_profile(planner)
+        if not isinstance(profile, LLMProfile):
+            raise ConfigError(f"--planner {planner}: a {profile.backend} planner renders no prompt")
+        settings = {"mode": profile.mode, "observation": profile.observation, "history_window": profile.history_window}
+    if mode is not None:
+        settings["mode"] = mode
+    if observation is not None:
+        if observation not in ("full", "predicates", "view"):
+            raise ConfigError(f"--observation: expected full, predicates or view, got {observation!r}")
+        settings["observation"] = observation
+    return settings
 
 
 @prompts_app.command("compare")
@@ -69,11 +109,17 @@ def compare_cmd(
     variant: Annotated[list[str], typer.Option("--variant", help="NAME=TEMPLATE; repeat for each variant.")],
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Output dir (default: runs/evals/<suite>-prompts).")] = None,
     workers: Annotated[int | None, typer.Option(help="Ray workers (0: in-process) (default: the suite's).")] = None,
+    fresh: Annotated[bool, typer.Option("--fresh", help="Reuse no finished cell: run every variant again.")] = False,
 ) -> None:
-    """Run a suite once per prompt template variant; report success, tokens, cost and latency side by side."""
+    """Run a suite once per prompt template variant and show what changed: per variant success,
+    tokens, cost, latency and failures; per case what each variant did; a diff of the prompts
+    they render. A broken template is flagged on its variant; the others still run.
+
+    A variant's cells finished earlier are reused while nothing they depend on changed (the
+    template files' contents included); each variant says how many were run and reused."""
     from polar.evals.prompts import compare_prompts, parse_variants
 
-    compare_prompts(suite, parse_variants(variant), out, workers=workers)
+    compare_prompts(suite, parse_variants(variant), out, workers=workers, fresh=fresh)
 
 
 def register(app: typer.Typer) -> None:

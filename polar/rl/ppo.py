@@ -43,7 +43,9 @@ class PPO:
         def flat(x: torch.Tensor) -> torch.Tensor:
             return x.reshape(-1, *x.shape[2:])[keep]
 
-        return PPOSamples(policy.normalize({k: flat(v) for k, v in batch.obs.items()}),
+        # prepare: the raw env observations as the rollout's policy.step read them (integer
+        # vectors as floats, Discrete ids from 0), then normalised
+        return PPOSamples(policy.prepare({k: flat(v) for k, v in batch.obs.items()}),
                           flat(batch.actions), flat(batch.logp), flat(batch.values),
                           flat(torch.from_numpy(adv)), flat(torch.from_numpy(ret)))
 
@@ -90,7 +92,8 @@ class PPO:
                 break
         if policy.norms:  # normaliser statistics move only now, after the update
             valid = batch.valid.reshape(-1)
-            policy.update_normalizer({k: v.reshape(-1, *v.shape[2:])[valid] for k, v in batch.obs.items()})
+            policy.update_normalizer(policy.to_tensors({k: v.reshape(-1, *v.shape[2:])[valid]
+                                                        for k, v in batch.obs.items()}))
         out = {k: float(torch.cat([x.reshape(-1) for x in v]).mean()) for k, v in stats.items()}
         y, pred = data.returns.numpy(), data.values.numpy()
         var_y = float(np.var(y))

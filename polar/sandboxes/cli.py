@@ -17,7 +17,8 @@ def register(app: typer.Typer) -> None:
 
 @sandbox_app.command("run")
 def run(
-    file: Path = typer.Argument(..., help="Python source defining the function to call"),
+    file: Path = typer.Argument(..., help="Python source defining the function to call, or the name of a "
+                                "shipped example under sandboxes/examples/ (e.g. cartpole_policy)"),
     backend: str | None = typer.Option(None, help="restricted | process | docker (default: the profile's)"),
     call: str = typer.Option("act", help="function to call"),
     args: str = typer.Option("[]", help="JSON list of positional arguments"),
@@ -39,6 +40,10 @@ def run(
         raise ConfigError(f"--args: not valid JSON: {err}") from None
     if not isinstance(call_args, list):
         raise ConfigError("--args: must be a JSON list of positional arguments, e.g. '[[0.1, 0.2]]'")
+    if not file.is_file():  # a name: the workspace's or the shipped sandboxes/examples/<name>.py
+        from polar.workspace import resolve_asset
+
+        file = resolve_asset("sandboxes", str(file), folder="examples", suffix=".py", what="example")
     try:
         source = read_text(file)  # a missing, binary or non-UTF-8 file is a ConfigError naming it
     except ConfigError as err:

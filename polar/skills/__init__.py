@@ -1,7 +1,7 @@
 """The skill library: trained policies and primitives that planners find and call.
 
     from polar.skills import SkillLibrary, run_skill
-    lib = SkillLibrary()                      # $POLAR_SKILLS or ./skills (workspace order)
+    lib = open_library()                      # ./skills over the shipped library (search_path)
     skill = lib.get("goto")                   # or "goto@2"
     outcome, obs = run_skill(skill, harness, {"object": "key"}, obs=obs)
 """
@@ -15,9 +15,10 @@ from polar.skills.model import (
     SkillNotFound,
 )
 from polar.skills.runner import SkillResult, run_skill
+from polar.skills.search_path import LayeredLibrary, open_library
 from polar.skills.store import SkillLibrary, load_skill_policy
 
 __all__ = [
-    "Measurement", "Skill", "SkillArgumentError", "SkillError", "SkillLibrary", "SkillLoadError",
-    "SkillNotFound", "SkillResult", "load_skill_policy", "run_skill",
+    "LayeredLibrary", "Measurement", "Skill", "SkillArgumentError", "SkillError", "SkillLibrary", "SkillLoadError",
+    "SkillNotFound", "SkillResult", "load_skill_policy", "open_library", "run_skill",
 ]

@@ -14,14 +14,15 @@ console = Console()
 skills_app = typer.Typer(help="Register, find, evaluate and remove skills in the skill library.",
                          no_args_is_help=True)
 
-LIBRARY = typer.Option(None, "--library", "-L", help="Library folder (default: $POLAR_SKILLS, else ./skills).")
+LIBRARY = typer.Option(None, "--library", "-L", help="Library folder, used alone (default: $POLAR_SKILLS, else the "
+                       "workspace's skills/ searched before the shipped library; new skills go to the workspace's).")
 AS_JSON = typer.Option(False, "--json", help="Print JSON.")
 
 
 def _lib(root: Path | None):
-    from polar.skills.store import SkillLibrary
+    from polar.skills.search_path import open_library
 
-    return SkillLibrary(root)
+    return open_library(root)
 
 
 def _json_arg(text: str | None, what: str) -> Any:
@@ -50,6 +51,31 @@ def _success_text(skill: Any) -> str:
     return m.describe() + (f" on {m.harness}" if m.harness else "") if m else "not measured"
 
 
+def _success_cell(skill: Any) -> str:
+    """Measured success for a table: rate, interval and the episodes it rests on."""
+    m = skill.success_for()
+    if m is None or not m.episodes:
+        return "not measured"
+    return f"{100 * m.rate:.0f}% [{100 * m.ci_low:.0f}, {100 * m.ci_high:.0f}] n={m.episodes}"
+
+
+def _short(text: str, width: int = 48) -> str:
+    """A long description cut to its first sentence and `width` characters (`show` has it all)."""
+    first = text.strip().split(". ")[0].rstrip(".")
+    first = first if len(first) < len(text.strip()) else text.strip()
+    return first if len(first) <= width else first[: width - 1].rstrip() + "…"
+
+
+def _origin(lib: Any, skill: Any) -> str:
+    """Which layer of the search path a skill comes from (see polar.skills.search_path)."""
+    root = skill.library_root
+    return "shipped" if root is not None and root.resolve() != lib.root.resolve() else "workspace"
+
+
+def _title(lib: Any) -> str:
+    return lib.describe() if hasattr(lib, "describe") else str(lib.root)
+
+
 @skills_app.command("register")
 def register_cmd(
     checkpoint_dir: Annotated[Path, typer.Argument(help="An RL run dir (polar train --out DIR) or a saved policy dir.")],
@@ -59,13 +85,18 @@ def register_cmd(
     params: str = typer.Option(None, "--params", help='Parameter schema as JSON, e.g. {"color": ["red", "blue"]}.'),
     harness: Annotated[list[str] | None, typer.Option("--harness", help="Harness id pattern it accepts (repeatable), e.g. 'minigrid:*'.")] = None,
     termination: Annotated[list[str] | None, typer.Option("--termination", help="Termination predicate template (repeatable).")] = None,
-    termination_check: str = typer.Option(None, "--termination-check", help="polar.module:function termination check."),
+    termination_check: str = typer.Option(None, "--termination-check", help="Termination check: polar.module:function, "
+                                          "or hooks.<file>:<function> from the library's hooks/ folder."),
     precondition: Annotated[list[str] | None, typer.Option("--precondition", help="Precondition template (repeatable).")] = None,
     effect: Annotated[list[str] | None, typer.Option("--effect", help="Effect template (repeatable).")] = None,
-    features: str = typer.Option(None, "--features", help="polar.module:function feature hook."),
+    features: str = typer.Option(None, "--features", help="Feature hook: polar.module:function, or "
+                                 "hooks.<file>:<function> from the library's hooks/ folder."),
     features_kwargs: str = typer.Option(None, "--features-kwargs", help="JSON keyword arguments of the feature hook."),
     budget: int = typer.Option(None, "--budget", help="Step budget."),
     env_steps: int = typer.Option(None, "--env-steps", help="Env steps spent training (else read from the run dir)."),
+    deterministic: bool = typer.Option(None, "--deterministic/--stochastic",
+                                       help="Act with the policy's most likely action (default) or sample from it "
+                                            "(what PPO optimised; a greedy policy can loop where sampling succeeds)."),
     trained_on: Annotated[list[str] | None, typer.Option("--trained-on", help="Harness ids trained on (else read from the run config).")] = None,
     library: Path = LIBRARY,
     as_json: bool = AS_JSON,
@@ -90,6 +121,8 @@ def register_cmd(
         "step_budget": budget,
     }
     data.update({k: v for k, v in overrides.items() if v is not None})
+    if deterministic is not None:
+        data["deterministic"] = deterministic
     if termination or termination_check:
         data["termination"] = {"predicates": termination or [], "check": termination_check}
     if features:
@@ -120,6 +153,88 @@ def register_cmd(
         print(json.dumps(_skill_json(skill), indent=1))
     else:
         console.print(f"registered [bold]{skill.ref}[/] in {skill.path}")
+
+
+def _check_and_register(data: dict[str, Any], source: str, library: Path | None, as_json: bool) -> None:
+    """Validate a weightless skill (primitive or python), check its hooks and actions, register it."""
+    from polar.config import validate
+    from polar.errors import ConfigError
+    from polar.skills.model import Skill, SkillLoadError, check_hooks
+
+    if data.get("kind") not in ("primitive", "python"):
+        raise ConfigError(f"{source}: kind: expected primitive or python, got {data.get('kind')!r} (a trained "
+                          "policy is registered from its run with `polar skills register RUN_DIR`)")
+    data.setdefault("provenance", {}).setdefault("source", source)
+    skill = validate(Skill, data, source)
+    lib = _lib(library)
+    try:
+        check_hooks(skill, lib.root)
+    except SkillLoadError as err:
+        raise ConfigError(f"{source}: {err}") from None
+    _check_action(skill, source)
+    skill = lib.register(skill)
+    if as_json:
+        print(json.dumps(_skill_json(skill), indent=1))
+    else:
+        console.print(f"registered [bold]{skill.ref}[/] ({skill.kind}) in {skill.path}")
+
+
+def _check_action(skill: Any, source: str) -> None:
+    """A primitive's action must be one of the harness's actions, for every concrete harness
+    id it names (patterns with wildcards are checked when the skill runs)."""
+    from polar.errors import ConfigError
+    from polar.harnesses.registry import make_harness
+
+    if skill.kind != "primitive":
+        return
+    for pattern in skill.harnesses:
+        if any(ch in pattern for ch in "*?["):
+            continue
+        with make_harness(pattern) as h:
+            meanings = h.spec.action_meanings or []
+        if skill.action not in meanings:
+            raise ConfigError(f"{source}: action: harness {pattern!r} has no action {skill.action!r} "
+                              f"(its actions: {', '.join(meanings) or 'unnamed; set action_meanings'})")
+
+
+@skills_app.command("add-primitive")
+def add_primitive_cmd(
+    name: Annotated[str, typer.Argument(help="Skill name (lowercase, digits, _ or -).")],
+    action: str = typer.Option(..., "--action", help="The one harness action it takes (an entry of the harness's "
+                               "action meanings, see `polar harness describe`)."),
+    description: str = typer.Option(..., "--description", help="What the action does, for planners."),
+    harness: list[str] = typer.Option(..., "--harness", help="Harness id or pattern it accepts (repeatable); "
+                                      "concrete ids are checked for the action."),
+    params: str = typer.Option(None, "--params", help='Parameter schema as JSON, e.g. {"color": ["red", "blue"]}.'),
+    precondition: Annotated[list[str] | None, typer.Option("--precondition", help="Precondition template (repeatable).")] = None,
+    effect: Annotated[list[str] | None, typer.Option("--effect", help="Effect template (repeatable); success means "
+                                                     "every effect was achieved by the action.")] = None,
+    library: Path = LIBRARY,
+    as_json: bool = AS_JSON,
+) -> None:
+    """Register a primitive: one harness action as a skill, judged by its effect predicates."""
+    data: dict[str, Any] = {"name": name, "kind": "primitive", "action": action, "description": description,
+                            "harnesses": harness, "preconditions": precondition or [], "effects": effect or [],
+                            "step_budget": 1}
+    if params:
+        data["parameters"] = _json_arg(params, "--params")
+    _check_and_register(data, "command line", library, as_json)
+
+
+@skills_app.command("add")
+def add_cmd(
+    manifest: Annotated[Path, typer.Argument(help="A skill.yaml: a primitive (kind: primitive, action: ...) or a "
+                                             "plain-Python skill (kind: python, policy: {loader: hooks.<file>:<fn>}).")],
+    library: Path = LIBRARY,
+    as_json: bool = AS_JSON,
+) -> None:
+    """Register a skill that needs no weights from its YAML manifest (see docs/skills.md).
+
+    A Python skill's function `act(obs, args, **policy.config) -> action` lives in the
+    library's hooks/ folder and is checked (imported, callable) before anything is written."""
+    from polar.config import read_mapping
+
+    _check_and_register(read_mapping(manifest), str(manifest), library, as_json)
 
 
 def _run_provenance(run_dir: Path) -> dict[str, Any]:
@@ -161,11 +276,15 @@ def list_cmd(
     if as_json:
         print(json.dumps([_skill_json(s) for s in skills], indent=1))
         return
-    table = Table("skill", "kind", "parameters", "success [95% CI] (n)", "description", title=str(lib.root))
+    layered = len(lib.layers) > 1
+    table = Table("skill", *(["from"] if layered else []), "kind", "success [95% CI]", "description",
+                  title=_title(lib))
     for s in skills:
-        params = ", ".join(s.parameters)
-        table.add_row(s.ref, s.kind, params, _success_text(s), s.description)
+        table.add_row(s.ref, *([_origin(lib, s)] if layered else []), s.kind, _success_cell(s),
+                      _short(s.description))
     console.print(table)
+    if skills:
+        console.print("[dim]polar skills show NAME: the whole description, parameters and provenance[/]")
 
 
 @skills_app.command("show")
@@ -204,16 +323,21 @@ def show_cmd(ref: str = typer.Argument(..., help="NAME or NAME@VERSION."), libra
 def search_cmd(text: str = typer.Argument(..., help="What the skill should do."),
                harness: str = typer.Option(None, "--harness", help="Only skills accepting this harness id."),
                limit: int = typer.Option(5, "--limit"), library: Path = LIBRARY, as_json: bool = AS_JSON) -> None:
-    """Rank skills for a text query (BM25 + harness compatibility + measured success)."""
+    """Rank skills for a text query (BM25 + harness compatibility + measured success); skills
+    that share no word with the query (score 0) are left out."""
     from polar.skills.search import rank
 
-    rows = rank(_lib(library).list(), text, harness)[:limit]
+    lib = _lib(library)
+    rows = [(s, sc) for s, sc in rank(lib.list(), text, harness) if sc > 0][:limit]
     if as_json:
         print(json.dumps([{"ref": s.ref, "score": round(sc, 4), "description": s.description} for s, sc in rows], indent=1))
         return
-    table = Table("skill", "score", "success", "description")
+    if not rows:
+        console.print(f"no skill matches {text!r} in {_title(lib)}", markup=False)
+        return
+    table = Table("skill", "score", "success [95% CI]", "description")
     for s, sc in rows:
-        table.add_row(s.ref, f"{sc:.3f}", _success_text(s), s.description)
+        table.add_row(s.ref, f"{sc:.3f}", _success_cell(s), _short(s.description))
     console.print(table)
 
 
@@ -257,8 +381,12 @@ def eval_cmd(
     m = report.measurement
     if m is None:
         raise SkillError(f"{skill.ref}: no episode ran the skill ({report.skipped}); add --setup calls")
-    if record:
+    owner = next((x for x in lib.layers if skill.library_root is not None
+                  and x.root.resolve() == skill.library_root.resolve()), None)
+    not_recorded = owner.read_only if record and owner is not None and owner.read_only else None
+    if record and not not_recorded:
         lib.record_evaluation(skill, m)
+    record = record and not_recorded is None
     steps = [o.steps for o in report.outcomes]
     reasons: dict[str, int] = {}
     for o in report.outcomes:
@@ -274,7 +402,9 @@ def eval_cmd(
     for why, n in report.skipped.items():
         console.print(f"  skipped {n} episodes: {why}", markup=False)
     if record:
-        console.print(f"recorded in {lib.index}")
+        console.print(f"recorded in {owner.index if owner is not None else lib.index}")
+    elif not_recorded:
+        console.print(f"not recorded: {not_recorded}", markup=False)
 
 
 @skills_app.command("remove")

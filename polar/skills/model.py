@@ -124,7 +124,9 @@ class Provenance(_Model):
 
 
 class PolicySpec(_Model):
-    """How to rebuild the network: `loader.from_state(tensors, config)`."""
+    """Policy skills: how to rebuild the network, `loader.from_state(tensors, config)`.
+    Python skills: `loader` names a function `act(obs, args, **config) -> action` in the
+    library's hooks (`hooks.<name>:<fn>`), called once per step."""
 
     loader: str = "polar.rl.policy:Policy"
     config: dict[str, Any]
@@ -136,7 +138,7 @@ class Skill(_Model):
     name: str
     version: int = Field(0, ge=0)
     description: str = Field(min_length=1)
-    kind: Literal["policy", "primitive"]
+    kind: Literal["policy", "primitive", "python"]
     harnesses: list[str] = Field(default_factory=lambda: ["*"])  # fnmatch patterns of ids
     observation_space: SpaceSpec | None = None
     action_space: SpaceSpec | None = None
@@ -183,12 +185,13 @@ class Skill(_Model):
 
     @model_validator(mode="after")
     def _by_kind(self) -> Skill:
-        if self.kind == "policy" and self.policy is None:
-            raise ValueError("policy: a policy skill needs its policy config")
+        if self.kind in ("policy", "python") and self.policy is None:
+            raise ValueError(f"policy: a {self.kind} skill needs its policy "
+                             + ("config" if self.kind == "policy" else "(loader: hooks.<file>:<function>)"))
         if self.kind == "primitive" and not self.action:
             raise ValueError("action: a primitive skill names one harness action")
-        if self.kind == "policy" and self.termination is None:
-            raise ValueError("termination: a policy skill needs a termination condition")
+        if self.kind in ("policy", "python") and self.termination is None:
+            raise ValueError(f"termination: a {self.kind} skill needs a termination condition")
         templates = {"preconditions": self.preconditions, "effects": self.effects,
                      "termination.predicates": self.termination.predicates if self.termination else []}
         for field, items in templates.items():

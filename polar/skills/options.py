@@ -34,7 +34,7 @@ from polar.errors import ConfigError, PolarError
 from polar.harnesses.base import Harness, HarnessWrapper, StepResult
 from polar.harnesses.rollout import judge
 from polar.skills.runner import run_skill
-from polar.skills.store import SkillLibrary
+from polar.skills.search_path import Library, open_library
 
 PRIMITIVE_STEPS: dict[str, int] = {}  # counter token -> primitive env steps taken in this process
 OBJECT_TYPES = ("key", "ball", "box", "door")
@@ -47,7 +47,7 @@ def describe(option: dict[str, Any]) -> str:
     return f"{option['skill']}({args})"
 
 
-def default_options(harness: Harness, library: SkillLibrary, seeds: Iterable[int]) -> list[dict[str, Any]]:
+def default_options(harness: Harness, library: Library, seeds: Iterable[int]) -> list[dict[str, Any]]:
     """The options for a task: `goto` each (type, colour) of key, ball, box and door found in
     the start states of `seeds` (and `goto(goal)` where a goal exists), then pickup, drop and
     toggle without arguments. Only skills the library holds for this harness are offered."""
@@ -119,7 +119,7 @@ class OptionEnv(gym.Env):
             harness = make_harness(harness, **kwargs)
         self.harness = _Watch(harness)
         self.skills_root = skills
-        self.library = SkillLibrary(skills)
+        self.library = open_library(skills)
         self.options = [{"skill": str(o["skill"]), "args": dict(o.get("args", {}))} for o in options]
         self._skills = {o["skill"]: self.library.get(o["skill"]) for o in self.options}
         for o in self.options:  # bad arguments fail now, not mid-training
@@ -151,7 +151,7 @@ class OptionEnv(gym.Env):
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
-        self.library = SkillLibrary(self.skills_root)
+        self.library = open_library(self.skills_root)
 
     def _observe(self) -> dict[str, Any]:
         o = self._obs

@@ -7,6 +7,9 @@ Hooks (manifest fields holding an import path, see `polar.skills.model.resolve_h
   observation`; a hook that needs privileged state asks the harness for a declared
   capability (`harness.capability("grid")` on MiniGrid). Without a hook the policy sees the
   raw observation. The affordance is `policy.value(features(start state))`.
+- Python skills (kind `python`): `policy.loader` names `act(features, args, **policy.config)
+  -> action` in the library's hooks; it runs in-process like every hook (the hooks are the
+  library's own, allow-listed files, checked at registration), with no affordance.
 - termination check (optional, ANDed with the termination predicates):
   `check(state, args, obs, info) -> bool`, `state` = `harness.symbolic_state()`.
 
@@ -62,13 +65,27 @@ def _predicates(harness: Harness) -> tuple[Any, list[str]]:
     return state, (list(state.predicates) if state is not None else [])
 
 
-def _run_policy(skill: Skill, harness: Harness, args: dict[str, Any], cap: int, obs: Any,
-                deterministic: bool) -> SkillResult:
+def _actor(skill: Skill, deterministic: bool) -> tuple[Any, Any, Any]:
+    """(act(features, args) -> action, value(features) -> float or None, the action space a
+    stuck deterministic policy draws from, or None) of a policy skill (its network) or a
+    Python skill (its hook function: no value estimate, never overridden)."""
+    assert skill.policy is not None
+    if skill.kind == "python":
+        fn = resolve_hook(skill.policy.loader, f"{skill.ref} policy.loader", skill.library_root)
+        config = skill.policy.config
+        return (lambda x, a: fn(x, a, **config)), (lambda x: None), None
     from polar.skills.store import load_skill_policy
 
-    if obs is None:
-        raise SkillError(f"{skill.ref}: pass the current observation (obs=...) to run a policy skill")
     policy = load_skill_policy(skill)
+    return ((lambda x, a: policy.act(x, deterministic=deterministic)), (lambda x: float(policy.value(x))),
+            policy.action_space if deterministic else None)
+
+
+def _run_policy(skill: Skill, harness: Harness, args: dict[str, Any], cap: int, obs: Any,
+                deterministic: bool) -> SkillResult:
+    if obs is None:
+        raise SkillError(f"{skill.ref}: pass the current observation (obs=...) to run a {skill.kind} skill")
+    policy_act, value, loop_space = _actor(skill, deterministic)
     features = _features(skill)
     term = skill.termination
     assert term is not None
@@ -96,14 +113,14 @@ def _run_policy(skill: Skill, harness: Harness, args: dict[str, Any], cap: int, 
         # where the observation is the state (MiniGrid's view seen with goto's map of the
         # grid, a connector game's whole grid), in a loop it will not leave by itself: take a
         # random action instead, from a generator seeded by them, so a run still repeats.
-        key = _fingerprint((o, x)) if deterministic else None
-        if key is not None and key in seen and (a := _random_action(policy.action_space, key, rng)) is not None:
+        key = _fingerprint((o, x)) if loop_space is not None else None
+        if key is not None and key in seen and (a := _random_action(loop_space, key, rng)) is not None:
             return harness_action(a)
         if key is not None:
             seen.add(key)
-        return harness_action(policy.act(x, deterministic=deterministic))
+        return harness_action(policy_act(x, hook_args))
 
-    affordance = float(policy.value(features(harness, obs, hook_args)))
+    affordance = value(features(harness, obs, hook_args))
     r = rollout(harness, act, obs, max_steps=cap, stop=done)
     if r.stopped:
         reason = "termination already holds" if r.steps == 0 else "termination holds"

@@ -13,6 +13,7 @@ serialises the allocate-rename-commit section, and the busy timeout makes them w
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import shutil
@@ -64,13 +65,23 @@ CREATE TABLE IF NOT EXISTS evaluations (
 
 
 def default_root() -> Path:
-    """`$POLAR_SKILLS`, else the first `skills/` folder of the workspace search order."""
+    """Where registrations go when no library is named: `$POLAR_SKILLS`, else the workspace's
+    `skills/` folder (see `polar.skills.search_path`)."""
     if env := os.environ.get("POLAR_SKILLS"):
         return Path(env).expanduser()
-    from polar.workspace import asset_dirs
+    from polar.workspace import user_dir
 
-    dirs = asset_dirs("skills")
-    return dirs[0] if dirs else Path.cwd() / "skills"
+    return user_dir("skills")
+
+
+SHIPPED_READ_ONLY = ("{root} is the skill library shipped with Polar, which Polar never writes "
+                     "into; run from your own workspace (`polar init DIR`, then cd DIR) or name a "
+                     "library with --library (or $POLAR_SKILLS)")
+
+
+def shipped_library(root: Path) -> SkillLibrary:
+    """The shipped library at `root`, read-only."""
+    return SkillLibrary(root, read_only=SHIPPED_READ_ONLY.format(root=root))
 
 
 def parse_ref(ref: str) -> tuple[str, int | None]:
@@ -87,13 +98,29 @@ class SkillLibrary:
     """A skill library rooted at a folder. Cheap to create; every call opens its own
     connection, so an instance may be used across `fork` and from several processes."""
 
-    def __init__(self, root: str | Path | None = None) -> None:
-        self.root = Path(root).expanduser() if root is not None else default_root()
+    def __init__(self, root: str | Path | None = None, *, read_only: str | None = None) -> None:
+        """`read_only`: why this library must never be written (e.g. it is the shipped one);
+        every write then raises SkillError with that text."""
+        if root is None:
+            root = default_root()
+            from polar.workspace import is_shipped
+
+            if read_only is None and not os.environ.get("POLAR_SKILLS") and is_shipped(root):
+                read_only = SHIPPED_READ_ONLY.format(root=root)  # run from the checkout itself
+        self.root = Path(root).expanduser()
         self.index = self.root / INDEX_FILE
+        self.read_only = read_only
+
+    @property
+    def layers(self) -> list[SkillLibrary]:
+        """The libraries searched, highest precedence first (one folder: itself)."""
+        return [self]
 
     # --- connections ----------------------------------------------------------------------
 
     def _writable(self) -> bool:
+        if self.read_only:
+            return False
         if self.index.exists():
             return os.access(self.index, os.W_OK) and os.access(self.root, os.W_OK)
         parent = self.root if self.root.exists() else self.root.parent
@@ -102,6 +129,8 @@ class SkillLibrary:
     @contextlib.contextmanager
     def _connect(self, write: bool = False) -> Iterator[sqlite3.Connection]:
         if write:
+            if self.read_only:
+                raise SkillError(self.read_only)
             if not self._writable():
                 raise SkillError(f"skill library {self.root} is read-only; set POLAR_SKILLS to a writable folder")
             self.root.mkdir(parents=True, exist_ok=True)
@@ -179,6 +208,17 @@ class SkillLibrary:
         for s in skills:
             latest[s.name] = s
         return list(latest.values())
+
+    def fingerprint(self) -> str:
+        """A hash of everything planners and the skill runner read from this library: each
+        version's manifest, weights hash and recorded evaluations, and the hook files."""
+        parts = [f"{s.ref}:{s.weights_sha256}:{_sha(s.manifest_json())}:"
+                 f"{_sha(json.dumps([m.model_dump(mode='json') for m in s.evaluations]))}"
+                 for s in self.list(all_versions=True)]
+        hooks = self.root / "hooks"
+        if hooks.is_dir():
+            parts += [f"hooks/{p.name}:{sha256_file(p)[:16]}" for p in sorted(hooks.glob("*.py"))]
+        return _sha("|".join(parts))
 
     def versions(self, name: str) -> list[int]:
         with self._connect() as conn:
@@ -472,6 +512,10 @@ def load_skill_policy(skill: Skill) -> Any:
 
 
 # --- helpers ------------------------------------------------------------------------------
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def _next_version(conn: sqlite3.Connection, name: str) -> int:

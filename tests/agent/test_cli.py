@@ -79,6 +79,18 @@ def test_hanging_server_times_out_as_an_llm_error(tmp_path):
         assert "time" in rec["failure_detail"].lower()
 
 
+def test_a_persistent_429_is_an_llm_error_with_its_failed_attempts_in_the_record(tmp_path):
+    with ScriptedLLMServer(default=Reply.error(429, "rate limited", retry_after=0.01)) as server:
+        p = write_profile(tmp_path, server, retries={"max_attempts": 3, "initial_wait_s": 0.01})
+        r, rec = polar_task(tmp_path, p, "run")
+        assert server.request_count == 3
+    assert r.returncode == 3 and rec["failure_cause"] == "llm-error"
+    (call,) = rec["decisions"][0]["llm_calls"]
+    assert call["attempts"] == 3 and "rate limited" in call["error"]
+    assert [a["status"] for a in call["failed_attempts"]] == [429, 429, 429]
+    assert all(a["latency_s"] > 0 for a in call["failed_attempts"])
+
+
 @pytest.mark.parametrize("bad", ["not even json", json.dumps({"decision": {"kind": "skill"}})])
 def test_reply_that_never_validates_is_never_executed(tmp_path, bad):
     with ScriptedLLMServer(default=Reply.text(bad)) as server:

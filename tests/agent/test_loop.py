@@ -1,5 +1,7 @@
 """The agent loop with the offline planner and the shipped skill library, on real MiniGrid."""
 
+import json
+
 import pytest
 
 from polar.agent import Agent, AgentSettings, run_episode
@@ -99,3 +101,34 @@ def test_a_claim_of_success_is_not_success():
     with make_harness(DOORKEY) as h:  # goal predicates judge it
         rec = run_episode(TASK, h, _Claims(), seed=0)
     assert rec.success is False and rec.extra["success_source"] == "goal-predicates"
+
+
+class _RetriesCode:
+    """A planner that writes policy code that fails, then looks at what it is shown next."""
+
+    name = "retries"
+    BROKEN = "def act(obs):\n    return 1 // 0\n"
+
+    def __init__(self) -> None:
+        self.seen: list = []
+
+    def reset(self) -> None:
+        pass
+
+    def decide(self, context):
+        from polar.planners.decisions import Finish, PolicyCode
+
+        self.seen.append(context)
+        if len(self.seen) == 1:
+            return PolicyCode(source=self.BROKEN)
+        return Finish(success=False, reason="seen enough")
+
+
+def test_the_next_decision_sees_the_code_that_failed_and_the_observation_as_json():
+    planner = _RetriesCode()
+    with make_harness("gym:CartPole-v1") as h:
+        rec = run_episode("balance the pole", h, planner, seed=0)
+    first, second = planner.seen
+    assert first.previous_code is None and second.previous_code == _RetriesCode.BROKEN
+    assert rec.decisions[0].outcomes[0].success is False  # the code raised in the sandbox
+    assert second.observation_json.startswith("[") and len(json.loads(second.observation_json)) == 4

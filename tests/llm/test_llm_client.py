@@ -145,6 +145,50 @@ def test_missing_api_key_env_names_the_variable(server, monkeypatch):
         make_client(server, api_key_env="POLAR_TEST_NO_SUCH_KEY")
 
 
+def test_a_persistent_429_leaves_every_failed_attempt_in_the_record(server, tmp_path):
+    server.push(*[Reply.error(429, "slow down", retry_after=0.01)] * 3)
+    client = make_client(server, tmp_path)
+    with pytest.raises(LLMCallError) as info:
+        client.complete(MSGS, template="t", template_hash="h", episode_id="ep1")
+    (rec,) = read_records(tmp_path / "calls.jsonl")
+    assert rec.valid is False and rec.reply == "" and rec.attempts == 3 and "slow down" in rec.error
+    failed = rec.model_extra["failed_attempts"]
+    assert [a["status"] for a in failed] == [429, 429, 429] and [a["attempt"] for a in failed] == [1, 2, 3]
+    assert all(a["latency_s"] > 0 and "RateLimit" in a["error"] for a in failed)
+    call = info.value.call  # what the episode keeps
+    assert call is not None and call.call_id == rec.call_id and call.model_extra["attempts"] == 3
+    assert call.model_extra["failed_attempts"] == failed and call.prompt_tokens == 0
+
+
+def test_a_retry_that_succeeds_keeps_the_failed_attempts(server, tmp_path):
+    server.push(Reply.error(503), Reply.text("ok"))
+    resp = make_client(server, tmp_path).complete(MSGS)
+    assert resp.content == "ok" and resp.record.attempts == 2
+    assert [a["status"] for a in resp.call.model_extra["failed_attempts"]] == [503]
+
+
+def test_refused_connection_and_timeout_say_what_failed(server, tmp_path):
+    import socket
+
+    with socket.socket() as s:  # a port nothing listens on: the connection is refused
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    settings = LLMSettings(model="openai/scripted", api_base=f"http://127.0.0.1:{port}/v1",
+                           retries=RetrySettings(max_attempts=2, initial_wait_s=0.01), timeout_s=2.0)
+    refused = LLMClient(settings, recorder=CallRecorder(tmp_path / "refused.jsonl"))
+    with pytest.raises(LLMCallError) as info:
+        refused.complete(MSGS)
+    assert [a["status"] for a in info.value.failed_attempts] == ["connection-error"] * 2
+    assert read_records(tmp_path / "refused.jsonl")[0].model_extra["failed_attempts"] == info.value.failed_attempts
+
+    server.push(Reply.hang_forever())
+    slow = make_client(server, tmp_path, timeout_s=0.3, retries=RetrySettings(max_attempts=1))
+    with pytest.raises(LLMCallError) as info:
+        slow.complete(MSGS)
+    (attempt,) = info.value.failed_attempts
+    assert attempt["status"] == "timeout" and attempt["latency_s"] >= 0.3
+
+
 def test_prompt_counting_waits_as_long_as_a_call(server):
     # A tokenize request queues behind other workers' completions on a one-slot local server
     # (the demo's two workers): a shorter timeout than the call's made it fail as an llm-error.

@@ -81,3 +81,20 @@ def test_fused_adam_path_matches_the_plain_optimizer(env_id, minibatches):
     for i in sf:
         for name in ("exp_avg", "exp_avg_sq", "step"):
             assert torch.equal(sf[i][name], sp[i][name]), (i, name)
+
+
+def _int_cartpole():
+    """CartPole whose observation is an int64 Box (a user's game often reports integers)."""
+    space = gym.spaces.Box(-10_000, 10_000, (4,), np.int64)
+    return gym.wrappers.TransformObservation(gym.make("CartPole-v1"), lambda o: (o * 100).astype(np.int64), space)
+
+
+@pytest.mark.parametrize("normalize", [False, True])
+def test_integer_vector_observations_are_read_the_same_in_rollout_and_update(normalize):
+    torch.manual_seed(0)
+    env = SyncVectorEnv([_int_cartpole] * 4, autoreset_mode=AutoresetMode.SAME_STEP)
+    policy = make_policy("ppo", env.single_observation_space, env.single_action_space,
+                         NetworkConfig(hidden=[16]), normalize_obs=normalize)
+    ppo, col = PPO(policy, PPOConfig(num_minibatches=2, update_epochs=2)), Collector(env, seed=0)
+    for _ in range(2):
+        assert ppo.update(collect_ppo(policy, col, 32))["first_ratio_dev"] < 1e-6

@@ -95,3 +95,47 @@ def test_register_checks_the_manifest_before_touching_the_library(tmp_path: Path
     manifest.write_text("name: fromfile\ndescription: d\ntermination: {predicates: [at(goal)]}\n")
     out = polar("register", str(run_dir), "--manifest", str(manifest), "--json", lib=tmp_path / "skills")
     assert json.loads(out.stdout)["ref"] == "fromfile@1"  # the name comes from the manifest
+
+
+def test_add_primitive_and_python_skills_checked_before_anything_is_written(tmp_path: Path) -> None:
+    lib = tmp_path / "skills"
+    bad_action = polar("add-primitive", "jump", "--action", "jump", "--harness", DOORKEY,
+                       "--description", "Jump.", lib=lib, check=False)
+    assert bad_action.returncode == 2 and "has no action 'jump'" in bad_action.stderr and "pickup" in bad_action.stderr
+    assert not (lib / "library.sqlite").exists()
+    out = polar("add-primitive", "grab", "--action", "pickup", "--harness", DOORKEY, "--description", "Grab it.",
+                "--params", '{"color": ["red", "yellow"]}', "--precondition", "facing(key,{color})",
+                "--effect", "carrying(key,{color})", "--json", lib=lib)
+    grab = json.loads(out.stdout)
+    assert grab["ref"] == "grab@1" and grab["kind"] == "primitive" and grab["effects"] == ["carrying(key,{color})"]
+
+    (lib / "hooks").mkdir()
+    (lib / "hooks" / "mine.py").write_text("def spin(obs, args):\n    return 0\n")
+    manifest = tmp_path / "spin.skill.yaml"
+    manifest.write_text("name: spin\nkind: python\ndescription: Turn left forever.\nharnesses: ['minigrid:*']\n"
+                        "policy: {loader: hooks.mine:nosuch, config: {}}\ntermination: {predicates: ['at(goal)']}\n")
+    refused = polar("add", str(manifest), lib=lib, check=False)
+    assert refused.returncode == 2 and "nosuch" in refused.stderr
+    manifest.write_text(manifest.read_text().replace("hooks.mine:nosuch", "hooks.mine:spin"))
+    spin = json.loads(polar("add", str(manifest), "--json", lib=lib).stdout)
+    assert spin["ref"] == "spin@1"  # the refused registration used no version number
+    ev = json.loads(polar("eval", "spin", "--harness", DOORKEY, "--episodes", "2", "--budget", "3", "--json",
+                          lib=lib).stdout)
+    assert ev["reasons"] == {"step budget (3) exhausted": 2}  # it ran: three left turns per episode
+    policy = tmp_path / "policy.skill.yaml"
+    policy.write_text("name: p\nkind: policy\ndescription: x\n")
+    wrong = polar("add", str(policy), lib=lib, check=False)
+    assert wrong.returncode == 2 and "polar skills register RUN_DIR" in wrong.stderr
+
+
+def test_register_stochastic_or_deterministic(tmp_path: Path) -> None:
+    lib = tmp_path / "skills"
+    h = make_harness(DOORKEY)
+    run_dir = tmp_path / "run"
+    tiny_policy(obs_space=h.observation_space, act_space=h.action_space).save(run_dir)
+    h.close()
+    common = ["--description", "d", "--termination", "at(goal)", "--env-steps", "10", "--json"]
+    sampled = json.loads(polar("register", str(run_dir), "--name", "s", "--stochastic", *common, lib=lib).stdout)
+    greedy = json.loads(polar("register", str(run_dir), "--name", "g", "--deterministic", *common, lib=lib).stdout)
+    default = json.loads(polar("register", str(run_dir), "--name", "d", *common, lib=lib).stdout)
+    assert (sampled["deterministic"], greedy["deterministic"], default["deterministic"]) == (False, True, True)

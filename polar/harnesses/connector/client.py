@@ -158,7 +158,9 @@ class ConnectorHarness(Harness):
             raise ProtocolError(f"{self.harness_id}: the reply to {op} must be a map with 'ok', "
                                 f"got {type(reply).__name__}")
         if reply["ok"] is not True:
-            raise HarnessError(f"{self.harness_id}: the game failed on {op}: {reply.get('error')}")
+            tb = reply.get("traceback")
+            where = f"\ngame traceback (innermost last):\n{tb}" if isinstance(tb, str) and tb.strip() else ""
+            raise HarnessError(f"{self.harness_id}: the game failed on {op}: {reply.get('error')}{where}")
         return reply
 
     def _kill_game(self) -> None:

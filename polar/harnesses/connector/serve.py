@@ -48,6 +48,11 @@ def _exc_text(err: BaseException) -> str:
     return f"{type(err).__name__}: {err}"
 
 
+def _tail(text: str, lines: int = 12, chars: int = 1500) -> str:
+    """The innermost part of a traceback: where the game raised, which is what helps."""
+    return "\n".join(text.rstrip().splitlines()[-lines:])[-chars:]
+
+
 class _Session:
     """Answers requests for one connection; builds the game on the first `spec` request."""
 
@@ -224,10 +229,11 @@ def _loop(channel: FramedChannel, session: _Session) -> None:
             continue
         try:
             reply = session.handle(req)
-        except Exception as err:  # the game's own bug: report it, keep serving
-            traceback.print_exc(file=sys.stderr)
+        except Exception as err:  # the game's own bug: report it (with where), keep serving
+            tb = traceback.format_exc()
+            sys.stderr.write(tb)
             op = req.get("op") if isinstance(req, dict) else None
-            reply = _error(f"{op}: {_exc_text(err)}")
+            reply = {**_error(f"{op}: {_exc_text(err)}"), "traceback": _tail(tb)}
         if not _send_reply(channel, reply):
             return
         if isinstance(req, dict) and req.get("op") == "close" and reply.get("ok"):

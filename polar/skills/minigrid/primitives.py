@@ -15,6 +15,7 @@ import sys
 
 from polar.harnesses.missions import COLORS, PORTABLE
 from polar.skills.model import Skill
+from polar.skills.search_path import Library, open_library
 from polar.skills.store import SkillLibrary
 
 MINIGRID = ["minigrid:*"]
@@ -97,7 +98,7 @@ def _definition(s: Skill) -> str:
     return json.dumps(data, sort_keys=True)
 
 
-def install_primitives(library: SkillLibrary) -> list[Skill]:
+def install_primitives(library: Library) -> list[Skill]:
     """Register the primitives missing from `library` (or changed); returns those registered."""
     current = {s.name: s for s in library.list()}
     added = []
@@ -110,6 +111,6 @@ def install_primitives(library: SkillLibrary) -> list[Skill]:
 
 
 if __name__ == "__main__":
-    lib = SkillLibrary(sys.argv[1] if len(sys.argv) > 1 else None)
+    lib = SkillLibrary(sys.argv[1]) if len(sys.argv) > 1 else open_library()
     for s in install_primitives(lib):
         print(f"registered {s.ref} in {lib.root}")
