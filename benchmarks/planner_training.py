@@ -99,6 +99,7 @@ def main() -> None:
     ap.add_argument("--eval-episodes", type=int, default=5)
     ap.add_argument("--round-token-budget", type=int, default=20_000)
     ap.add_argument("--max-decisions", type=int, default=20, help="decision budget per episode")
+    ap.add_argument("--note", default=None, help="report: a note on the run kept in results.json (machine, load)")
     ap.add_argument("--port", type=int, default=8013, help="port of the evaluated model's server")
     ap.add_argument("--eval-tasks", default=None,
                     help="comma-separated labels to evaluate (default: all; e.g. DoorKey-8x8,DoorKey-8x8-para)")
@@ -174,7 +175,9 @@ def main() -> None:
             if (out / f"eval-{arm}" / "cells").is_dir():
                 rows, cost = rows_from_cells(arm, model, out / f"eval-{arm}" / "cells", args.observation)
                 results["rows"] = [r for r in results["rows"] if r["arm"] != arm] + rows
-                results["ledger"][f"eval-{arm}"] = results["ledger"].get(f"eval-{arm}", {}) | cost
+                results["ledger"][f"eval-{arm}"] = cost
+        if args.note:
+            results["note"] = args.note
         save()
     if "improve" in stages:
         rft = improve(cfg, out / "improve", evaluate_start=False)
