@@ -389,8 +389,8 @@ def _finetune(cfg: FinetuneConfig, resume: bool, progress: bool, registry: Model
         gradient_accumulation_steps=cfg.grad_accum, learning_rate=cfg.lr, warmup_steps=cfg.warmup_ratio,
         lr_scheduler_type=cfg.lr_scheduler, logging_steps=1, save_steps=cfg.save_steps, save_total_limit=2,
         report_to=[], disable_tqdm=True, seed=cfg.seed, use_cpu=device == "cpu",
-        # TRL defaults to bf16 autocast and gradient checkpointing; a CPU without bf16 units
-        # (AVX2 only) emulates bf16 matmuls, many times slower than float32
+        # TRL defaults to bf16 autocast and gradient checkpointing: float32 on a CPU (AVX2-only
+        # CPUs have no bf16 units), and no recomputation unless asked
         bf16=device == "cuda" and torch.cuda.is_bf16_supported(), gradient_checkpointing=cfg.gradient_checkpointing,
         packing=cfg.packing, max_length=cfg.max_length, completion_only_loss=True,
         include_num_input_tokens_seen="non_padding", dataloader_num_workers=0,

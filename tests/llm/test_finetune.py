@@ -53,8 +53,9 @@ def tiny_base(tmp_path_factory) -> Path:
     return out
 
 
-# ~45 CPU-seconds in all (imports 10, 80 steps + merge + score 12, llama.cpp's converter 9, the
-# server and replies 2); one torch thread, so a shared machine's load slows it least
+# ~55 CPU-seconds in all (measured: imports ~8, 80 steps + merge + score ~14, llama.cpp's
+# converter ~8, the server and replies ~2, pytest the rest): about a minute on a quiet machine;
+# one torch thread, so a shared machine's load slows it least
 @pytest.mark.timeout(1200)
 def test_tiny_model_learns_the_targets_is_registered_and_served(tiny_base, tmp_path, monkeypatch):
     from polar.llm.finetune import FinetuneConfig, finetune
