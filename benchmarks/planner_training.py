@@ -41,6 +41,30 @@ HELD_OUT_PHRASINGS = {  # the symbolic planner refuses each (parse_mission gives
                                  "clear the path, unlock the passage and collect the box in the next room"),
 }
 STAGES = ["teacher", "dataset", "sft", "eval-base", "eval-sft", "improve"]
+EXTRA_STAGES = ["report"]  # not in the default run
+
+
+def rows_from_cells(arm: str, model: str, cells: Path, observation: str) -> tuple[list[dict], dict]:
+    """Rows (success with Wilson intervals per task) and cost from the finished cell files of an
+    evaluation, e.g. one stopped by a deadline: a cell is written only once all its episodes ran."""
+    from polar.statistics import wilson_interval
+
+    by_task: dict[str, list[dict]] = {}
+    for f in sorted(cells.glob("*/*/seed-*.json")):
+        by_task.setdefault(f.parent.name, []).extend(json.loads(f.read_text())["episodes"])
+    rows = []
+    for task, eps in by_task.items():
+        k, n = sum(e["success"] for e in eps), len(eps)
+        rows.append({"arm": arm, "model": model, "task": task, "observation": observation, "successes": k,
+                     "episodes": n, "success": k / n, "ci95": list(wilson_interval(k, n)),
+                     "decisions_per_episode": [len(e["decisions"]) for e in eps],
+                     "failure_causes": [e.get("failure_cause") for e in eps if not e["success"]]})
+    eps = [e for v in by_task.values() for e in v]
+    cost = {"episodes": len(eps), "env_steps": sum(e["env_steps"] for e in eps),
+            "llm_calls": sum(e["llm_calls"] for e in eps), "llm_prompt_tokens": sum(e["prompt_tokens"] for e in eps),
+            "llm_completion_tokens": sum(e["completion_tokens"] for e in eps),
+            "episode_wall_s": round(sum(e["wall_s"] for e in eps), 1)}
+    return rows, cost
 
 
 def eval_tasks(unseen: bool = True) -> list[SuiteHarness]:
@@ -54,10 +78,19 @@ def eval_tasks(unseen: bool = True) -> list[SuiteHarness]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", type=Path, default=Path("runs/planner-training"))
-    ap.add_argument("--stages", default=",".join(STAGES), help=f"comma-separated, from {STAGES}")
+    ap.add_argument("--stages", default=",".join(STAGES),
+                    help=f"comma-separated, from {STAGES + EXTRA_STAGES} (report: rows from the finished "
+                         "cells of eval-base and eval-sft, for evaluations stopped early)")
     ap.add_argument("--name", default="polar-planner", help="registered name of the SFT model")
     ap.add_argument("--observation", choices=["predicates", "view"], default="predicates")
+    ap.add_argument("--student", default="student",
+                    help="the student's planner profile: its templates render the dataset and serve the model")
     ap.add_argument("--token-budget", type=int, default=60_000, help="SFT training tokens (CPU: ~100 tokens/s)")
+    ap.add_argument("--max-length", type=int, default=1024, help="tokens per packed SFT sequence")
+    ap.add_argument("--max-minutes", type=float, default=None, help="SFT wall-time budget (then merge, convert, register)")
+    ap.add_argument("--threads", type=int, default=None, help="torch threads for SFT (default: all cores)")
+    ap.add_argument("--lora-layers", type=int, default=None, help="LoRA on the top N layers only (cheaper backward)")
+    ap.add_argument("--sft-eval-examples", type=int, default=100, help="validation examples scored after SFT")
     ap.add_argument("--lr", type=float, default=5e-4)
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--episodes", type=int, default=4, help="sampled episodes per training task per round")
@@ -66,6 +99,8 @@ def main() -> None:
     ap.add_argument("--eval-episodes", type=int, default=5)
     ap.add_argument("--round-token-budget", type=int, default=20_000)
     ap.add_argument("--max-decisions", type=int, default=20, help="decision budget per episode")
+    ap.add_argument("--note", default=None, help="report: a note on the run kept in results.json (machine, load)")
+    ap.add_argument("--port", type=int, default=8013, help="port of the evaluated model's server")
     ap.add_argument("--eval-tasks", default=None,
                     help="comma-separated labels to evaluate (default: all; e.g. DoorKey-8x8,DoorKey-8x8-para)")
     args = ap.parse_args()
@@ -94,20 +129,26 @@ def main() -> None:
         eps = [e for c in summary.results for e in c.episodes]
         results["ledger"]["teacher"] |= {"episodes": len(eps), "env_steps": sum(e.env_steps for e in eps),
                                          "success": sum(e.success for e in eps) / max(len(eps), 1)}
+        save()
     if "dataset" in stages:
+        from polar.llm.finetune import example_token_counter
         from polar.planners.dataset import build_dataset, read_paraphrases
 
         info = timed("dataset", lambda: build_dataset(
-            [out / "teacher" / "cells"], out / "dataset", student="local",
-            paraphrases=read_paraphrases(REPO / "evals" / "planner-training" / "paraphrases.yaml")))
-        results["ledger"]["dataset"] |= {"counts": info.counts, "per_skill": info.per_skill, "sha256": info.sha256}
-    cfg = ImproveConfig(model=f"{args.name}", name=f"{args.name}-rft", observation=args.observation,
+            [out / "teacher" / "cells"], out / "dataset", student=args.student,
+            paraphrases=read_paraphrases(REPO / "evals" / "planner-training" / "paraphrases.yaml"),
+            count_tokens=example_token_counter("smollm2-135m"), tokenizer="smollm2-135m"))
+        results["ledger"]["dataset"] |= {"counts": info.counts, "tokens": info.tokens, "per_skill": info.per_skill,
+                                         "skipped": info.skipped, "sha256": info.sha256, "student": args.student}
+        save()
+    cfg = ImproveConfig(model=f"{args.name}", name=f"{args.name}-rft", profile=args.student,
+                        observation=args.observation,
                         tasks=[SuiteHarness(id=h) for h in TRAIN],
                         eval_tasks=[t for t in eval_tasks()
                                     if args.eval_tasks is None or t.label in args.eval_tasks.split(",")],
                         rounds=args.rounds, episodes=args.episodes, temperature=args.temperature,
                         eval_seeds=args.eval_seeds, eval_episodes=args.eval_episodes,
-                        max_decisions=args.max_decisions,
+                        max_decisions=args.max_decisions, port=args.port,
                         finetune={"token_budget": args.round_token_budget, "learning_rate": args.lr,
                                   "batch_size": 1})
     if "sft" in stages:
@@ -115,17 +156,29 @@ def main() -> None:
 
         ft = FinetuneConfig(base="smollm2-135m", data=str(out / "dataset"), name=args.name,
                             token_budget=args.token_budget, learning_rate=args.lr, batch_size=1,
-                            work_dir=str(out / "sft"), eval_examples=100)
+                            max_length=args.max_length, max_minutes=args.max_minutes, threads=args.threads,
+                            lora_layers=args.lora_layers,
+                            work_dir=str(out / "sft"), eval_examples=args.sft_eval_examples)
         entry = timed("sft", lambda: finetune(ft, resume=(out / "sft").exists()))
         p = entry.provenance
         results["ledger"]["sft"] |= {k: p[k] for k in ("steps", "tokens_seen", "examples_used", "loss_first",
                                                       "loss_last", "eval", "wall_s")} | {"model": entry.ref}
+        save()
     for arm, model in (("base", "smollm2-135m"), ("sft", args.name)):
         if f"eval-{arm}" in stages:
             rows, cost = evaluate(cfg, arm, model, out / f"eval-{arm}")
             results["rows"] = [r for r in results["rows"] if r["arm"] != arm] + rows
             results["ledger"][f"eval-{arm}"] = cost
             save()
+    if "report" in stages:
+        for arm, model in (("base", "smollm2-135m"), ("sft", args.name)):
+            if (out / f"eval-{arm}" / "cells").is_dir():
+                rows, cost = rows_from_cells(arm, model, out / f"eval-{arm}" / "cells", args.observation)
+                results["rows"] = [r for r in results["rows"] if r["arm"] != arm] + rows
+                results["ledger"][f"eval-{arm}"] = cost
+        if args.note:
+            results["note"] = args.note
+        save()
     if "improve" in stages:
         rft = improve(cfg, out / "improve", evaluate_start=False)
         results["rows"] = [r for r in results["rows"] if not r["arm"].startswith("round-")] + rft["rows"]

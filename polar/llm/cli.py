@@ -77,6 +77,7 @@ def finetune_cmd(
     base: Annotated[str, typer.Option(help="Model to start from: a name from `polar llm models`, name@version, a .gguf or a checkpoint folder.")] = "smollm2-135m",
     method: Annotated[str, typer.Option(help="lora (an adapter on the attention and MLP projections, merged afterwards) or full.")] = "lora",
     lora_r: Annotated[int, typer.Option(help="LoRA rank.")] = 16,
+    lora_layers: Annotated[int | None, typer.Option(help="LoRA on the top N transformer layers only: the backward pass stops below them (cheaper on a CPU).")] = None,
     epochs: Annotated[float, typer.Option(help="Passes over the (packed) train split.")] = 1.0,
     max_steps: Annotated[int | None, typer.Option(help="Optimizer steps (overrides --epochs).")] = None,
     lr: Annotated[float | None, typer.Option("--lr", help="Learning rate (default 2e-4 LoRA, 3e-5 full).")] = None,
@@ -98,6 +99,7 @@ def finetune_cmd(
 
     cfg = validate(FinetuneConfig, {
         "base": base, "data": str(data), "name": out, "method": method, "lora_r": lora_r, "lora_alpha": 2 * lora_r,
+        "lora_layers": lora_layers,
         "epochs": epochs, "max_steps": max_steps, "learning_rate": lr, "batch_size": batch_size,
         "max_length": max_length, "token_budget": token_budget, "device": device, "threads": threads,
         "engine": engine, "work_dir": str(work_dir) if work_dir else None, "max_minutes": max_minutes,

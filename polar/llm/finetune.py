@@ -45,6 +45,8 @@ class FinetuneConfig(StrictModel):
     lora_alpha: int = Field(default=32, ge=1)
     lora_dropout: float = Field(default=0.0, ge=0, lt=1)
     target_modules: list[str] = Field(default_factory=lambda: list(PROJECTIONS))
+    lora_layers: int | None = Field(default=None, ge=1, description="LoRA on the top N transformer layers only: the backward pass stops below them (cheaper on a CPU).")
+    gradient_checkpointing: bool = Field(default=False, description="Recompute activations in the backward pass: less memory, about a third more compute (TRL's default is on; a 135M model does not need it).")
     epochs: float = Field(default=1.0, gt=0)
     max_steps: int | None = Field(default=None, ge=1, description="Optimizer steps; overrides epochs.")
     learning_rate: float | None = Field(default=None, gt=0, description="Default: 2e-4 for LoRA, 3e-5 for full.")
@@ -330,7 +332,18 @@ def _device(choice: str) -> str:
 
 def finetune(cfg: FinetuneConfig, *, resume: bool = False, progress: bool = True,
              registry: ModelRegistry | None = None) -> ModelEntry:
-    """Train, merge, score, convert and register; returns the registered model."""
+    """Train, merge, score, convert and register; returns the registered model. `cfg.threads`
+    holds for this run only (the process's torch thread count is restored afterwards)."""
+    import torch
+
+    threads0 = torch.get_num_threads()
+    try:
+        return _finetune(cfg, resume, progress, registry)
+    finally:
+        torch.set_num_threads(threads0)
+
+
+def _finetune(cfg: FinetuneConfig, resume: bool, progress: bool, registry: ModelRegistry | None) -> ModelEntry:
     import torch
     from datasets import Dataset
     from transformers import AutoModelForCausalLM
@@ -363,8 +376,11 @@ def finetune(cfg: FinetuneConfig, *, resume: bool = False, progress: bool = True
     if cfg.method == "lora":
         from peft import LoraConfig
 
+        n_layers = model.config.num_hidden_layers
+        layers = list(range(max(0, n_layers - cfg.lora_layers), n_layers)) if cfg.lora_layers else None
         peft_config = LoraConfig(r=cfg.lora_r, lora_alpha=cfg.lora_alpha, lora_dropout=cfg.lora_dropout,
-                                 target_modules=cfg.target_modules, task_type="CAUSAL_LM")
+                                 target_modules=cfg.target_modules, layers_to_transform=layers,
+                                 task_type="CAUSAL_LM")
     per_epoch = math.ceil(dataset_tokens / cfg.max_length / (cfg.batch_size * cfg.grad_accum)) if cfg.packing \
         else math.ceil(len(rows) / (cfg.batch_size * cfg.grad_accum))
     total_steps = cfg.max_steps or max(1, math.ceil(per_epoch * cfg.epochs))
@@ -373,6 +389,9 @@ def finetune(cfg: FinetuneConfig, *, resume: bool = False, progress: bool = True
         gradient_accumulation_steps=cfg.grad_accum, learning_rate=cfg.lr, warmup_steps=cfg.warmup_ratio,
         lr_scheduler_type=cfg.lr_scheduler, logging_steps=1, save_steps=cfg.save_steps, save_total_limit=2,
         report_to=[], disable_tqdm=True, seed=cfg.seed, use_cpu=device == "cpu",
+        # TRL defaults to bf16 autocast and gradient checkpointing: float32 on a CPU (AVX2-only
+        # CPUs have no bf16 units), and no recomputation unless asked
+        bf16=device == "cuda" and torch.cuda.is_bf16_supported(), gradient_checkpointing=cfg.gradient_checkpointing,
         packing=cfg.packing, max_length=cfg.max_length, completion_only_loss=True,
         include_num_input_tokens_seen="non_padding", dataloader_num_workers=0,
         eos_token=tok.eos_token, pad_token=tok.pad_token or tok.eos_token,

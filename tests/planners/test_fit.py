@@ -86,3 +86,18 @@ def test_a_task_the_symbolic_planner_cannot_parse_goes_to_the_local_model(task, 
     assert chosen == planner
     if planner == "local":
         assert "cannot parse" in why
+
+
+def test_student_templates_show_every_skill_the_facts_and_the_last_four_outcomes(context):
+    v = template_variables(context.model_copy(update={"history": _history(6)}), "skill")
+    user = load_template("student_skill").render(apply_observation_mode(v, context.symbolic, "predicates"))
+    lines = user.splitlines()
+    assert lines[0] == f"Task: {context.task}" and lines[-1] == "Next?"
+    assert lines[1] == "Skills: " + " ".join(
+        s.name + (f"({','.join(s.parameters)})" if s.parameters else "") for s in context.skills)
+    assert "Facts: " + " ".join(context.symbolic.predicates) in lines
+    assert "Done: left #2 ok; left #3 ok; left #4 ok; left #5 ok" in lines  # the last four only
+    assert len(user) < 0.5 * len(load_template("compact_skill").render(
+        apply_observation_mode(v, context.symbolic, "predicates")))
+    system = load_template("student_system").render({"allowed_kinds": ["skill", "finish"]})
+    assert '{"decision": {"kind": "finish", "success": true}}' in system and len(system) < 200
