@@ -1,6 +1,6 @@
 """The pure-RL agent: a PPO/SAC policy trained by the RL engine on the cell's harness and seed
 (or a given checkpoint), evaluated with sampled actions by default (`deterministic: true`
-takes the argmax).
+takes the argmax). With `train_seed`, one run per harness serves every cell seed.
 
 Training runs in `<out>/work/<cell>/train` through `polar.rl.trainer.Trainer`, so a training
 run killed half-way resumes from its latest checkpoint, and a finished one is reused.
@@ -11,9 +11,12 @@ trainer's own greedy evaluations.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import shutil
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -160,15 +163,20 @@ class PureRLAgent(EvalAgent):
             steps = _run_env_steps(run)
             return Preparation(train_env_steps=steps, curve=read_curve(run),
                                info={"charges": {f"checkpoint:{run}": steps}, "run_dir": str(run)})
-        run = work_dir / "train"
-        tcfg = train_config(cfg, entry, seed, run)
+        if cfg.train_seed is None:
+            run, train_seed = work_dir / "train", seed
+        else:  # one run per harness, shared by its cells (work_dir is <agent>/<harness>/seed-<s>)
+            run, train_seed = work_dir.parent / f"train-seed-{cfg.train_seed}", cfg.train_seed
+        tcfg = train_config(cfg, entry, train_seed, run)
         start = time.perf_counter()
-        result = self._train(tcfg, run, entry)
+        run.parent.mkdir(parents=True, exist_ok=True)
+        with _locked(run.parent / f".{run.name}.lock"):  # cells on other Ray workers wait for it
+            result = self._train(tcfg, run, entry)
         self.policy = load_policy(run)
         steps = int(result.get("env_steps", _run_env_steps(run)))
         return Preparation(
             train_env_steps=steps, train_wall_s=time.perf_counter() - start, curve=read_curve(run),
-            info={"charges": {f"train:{cfg.name}:{entry.label}:{seed}": steps}, "run_dir": str(run)},
+            info={"charges": {f"train:{cfg.name}:{entry.label}:{train_seed}": steps}, "run_dir": str(run)},
         )
 
     def _train(self, tcfg: Any, run: Path, entry: SuiteHarness) -> dict[str, Any]:
@@ -214,6 +222,17 @@ class PureRLAgent(EvalAgent):
             torch.manual_seed(env_seed)
             return play_episode(harness, lambda obs: policy.act(obs, deterministic=det), agent=self.label,
                                 task=task, env_seed=env_seed, max_steps=max_steps, episode_id=episode_id)
+
+
+@contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """An exclusive lock on `path` (created if missing), held for the block."""
+    with open(path, "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
 
 
 def _same_config(run: Path, tcfg: Any) -> bool:

@@ -55,6 +55,10 @@ class PureRLAgentConfig(_Agent):
     recipe: str | None = None  # a TrainConfig YAML whose hyperparameters to use
     overrides: dict = Field(default_factory=dict)  # TrainConfig fields on top of the recipe
     checkpoint: str | None = None  # evaluate this run dir instead of training
+    # Train once per harness with this seed and evaluate that policy on every cell seed (its
+    # episodes differ per seed), instead of one training run per cell seed: for baselines
+    # whose training is the costly part. The ledger charges that one run once.
+    train_seed: int | None = Field(None, ge=0)
     eval_every: int = Field(0, ge=0)  # env steps between learning-curve points; 0: end only
     curve_episodes: int = Field(10, ge=1)  # episodes per learning-curve point
     # Sample actions from the trained policy (false) or take the argmax (true). Sampling is
@@ -65,6 +69,8 @@ class PureRLAgentConfig(_Agent):
     def _one_source(self) -> PureRLAgentConfig:
         if (self.train_steps is None) == (self.checkpoint is None):
             raise ValueError("give exactly one of train_steps (train on the harness) or checkpoint (a run dir)")
+        if self.train_seed is not None and self.checkpoint is not None:
+            raise ValueError("train_seed applies to training (train_steps), not to a given checkpoint")
         return self
 
 

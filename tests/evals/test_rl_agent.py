@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+import pytest
+
+from polar.errors import ConfigError
 from polar.evals.rl_agent import CURVE_FILE
 from polar.evals.runner import cell_path, run_cells, run_suite
 from polar.evals.suite import load_suite
@@ -51,3 +55,30 @@ def test_a_changed_training_budget_retrains(tmp_path: Path) -> None:
                     progress=False)
     assert res.ran and res.rows[0].train_env_steps == 1024
     assert res.curves[0].env_steps == [1024]  # only the final point; the 512-step run is gone
+
+
+def test_train_seed_trains_once_per_harness_for_all_cell_seeds(tmp_path: Path) -> None:
+    agent = {**PPO, "train_steps": 512, "eval_every": 0, "train_seed": 3}
+    res = run_suite({**SUITE, "agents": [agent], "seeds": [0, 1]}, tmp_path, progress=False)
+    [row] = res.rows
+    assert row.seeds == 2 and row.train_env_steps == 512  # one run, charged once
+    harness_dir = tmp_path / "work" / "ppo" / "Empty-5x5"
+    assert (harness_dir / "train-seed-3" / "eval.json").is_file()
+    assert not list(harness_dir.glob("seed-*/train"))
+    with pytest.raises(ConfigError, match="train_seed"):
+        load_suite({**SUITE, "agents": [{"name": "c", "kind": "pure_rl", "checkpoint": "x", "train_seed": 0}]})
+
+
+def test_goal_conditioned_sac_her_on_a_maze(tmp_path: Path) -> None:
+    """The maze suite's baseline: the sac_her_maze recipe (HER over the package's dict
+    observation) trains through the suite on a maze harness and plays its episodes."""
+    sac = {"name": "sac", "kind": "pure_rl", "algo": "sac", "recipe": "sac_her_maze", "train_steps": 400,
+           "deterministic": True, "overrides": {"network": {"hidden": [16]},
+                                                "sac": {"learning_starts": 200, "batch_size": 32}}}
+    suite = {"name": "m", "agents": [sac], "seeds": [0], "episodes": 2,
+             "harnesses": [{"id": "maze:PointMaze_UMaze-v3", "max_steps": 30}]}
+    res = run_suite(suite, tmp_path, progress=False)
+    [row] = res.rows
+    assert row.train_env_steps == 400 and row.episodes == 2
+    done = json.loads((tmp_path / "work" / "sac" / "PointMaze_UMaze-v3" / "seed-0" / "train" / "eval.json").read_text())
+    assert done["updates"] > 0  # it did learn from the HER buffer
