@@ -176,7 +176,7 @@ def run_cells(
     with _progress(progress) as bar:
         task = bar.add_task(f"{suite.name}: {len(todo)} cells to run, {len(summary.skipped)} done",
                             total=len(todo) * suite.episodes)
-        if n_workers == 0:
+        if n_workers == 0 or not todo:  # nothing to run: no Ray cluster to start
             for cell in todo:
                 bar.update(task, description=f"{suite.name}: {cell.slug}")
                 done[cell.slug] = res = run_cell(suite, cell, out, lambda: bar.advance(task))
