@@ -117,7 +117,10 @@ class LLMClient:
         self._sleep = sleep
         self._api_key = self._resolve_api_key()
         s = settings
-        self.tokenizer = ServerTokenizer(s.api_base) if s.tokenizer == "server" and s.api_base else None
+        # A tokenize request waits behind the completions other workers sent to the same
+        # server: it gets the same patience as a call.
+        self.tokenizer = (ServerTokenizer(s.api_base, timeout_s=s.timeout_s)
+                          if s.tokenizer == "server" and s.api_base else None)
         self.warmup_s: float | None = None  # seconds the warm-up took (None: not warmed up yet)
         self._vocab: Vocabulary | bool | None = None  # False: the served model has no GGUF vocabulary
 

@@ -27,7 +27,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -312,6 +312,20 @@ def status(host: str = "127.0.0.1", port: int = 8012) -> dict[str, Any]:
     served = probe(f"http://{host}:{port}")
     return {**state, "running": served is not None, "serves": served,
             "ours": bool(state) and _alive(state)}
+
+
+@contextlib.contextmanager
+def stop_on_exit(settings: Iterable[ServerSettings], announce: Announce = _stderr) -> Iterator[None]:
+    """Stop, on the way out, each of these servers that was not running on the way in (the
+    ones a run inside the block started), so that a demo leaves no engine behind."""
+    idle = [s for s in {(s.host, s.port): s for s in settings}.values() if probe(s.base_url) is None]
+    try:
+        yield
+    finally:
+        for s in idle:
+            state = stop(s.host, s.port)
+            if state and state.get("was_running"):
+                announce(f"stopped the server this run started ({s.model} on {s.base_url})")
 
 
 def ensure_server(s: ServerSettings, announce: Announce = _stderr) -> dict[str, Any]:

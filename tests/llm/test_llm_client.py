@@ -143,3 +143,10 @@ def test_missing_api_key_env_names_the_variable(server, monkeypatch):
     monkeypatch.delenv("POLAR_TEST_NO_SUCH_KEY", raising=False)
     with pytest.raises(ConfigError, match="POLAR_TEST_NO_SUCH_KEY"):
         make_client(server, api_key_env="POLAR_TEST_NO_SUCH_KEY")
+
+
+def test_prompt_counting_waits_as_long_as_a_call(server):
+    # A tokenize request queues behind other workers' completions on a one-slot local server
+    # (the demo's two workers): a shorter timeout than the call's made it fail as an llm-error.
+    client = make_client(server, tokenizer="server", timeout_s=77.0)
+    assert client.tokenizer is not None and client.tokenizer.timeout_s == 77.0

@@ -109,6 +109,36 @@ def test_task_starts_the_profiles_server_when_it_is_not_running(workspace):
     assert status["running"] and status["ours"] and status["serves"] == ["smollm2-135m"]
 
 
+DEMO_SUITE = """
+name: demo-llm
+agents:
+  - name: smollm2
+    kind: planner
+    planner: local
+    overrides: {logprobs: false}
+    budget: {decisions: 2, llm_calls: 4}
+harnesses:
+  - id: minigrid:MiniGrid-DoorKey-8x8-v0
+seeds: 1
+episodes: 1
+workers: 0
+"""
+
+
+def test_demo_runs_the_llm_cell_and_stops_the_engine_it_started(workspace):
+    ws, port, env = workspace
+    polar(["serve-llm", "--stop", "--port", str(port)], ws, env)
+    (ws / "demo-llm.yaml").write_text(DEMO_SUITE)
+    r = polar(["demo", "--suite", "demo-llm.yaml", "--out", "demo"], ws, env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "is not running: starting it" in r.stderr and "stopped the server this run started" in r.stderr
+    cell = ws / "demo" / "cells" / "smollm2" / "DoorKey-8x8" / "seed-0.json"
+    episode = json.loads(cell.read_text())["episodes"][0]
+    assert episode["llm_calls"] >= 1 and episode["completion_tokens"] > 0, episode  # the model answered
+    status = json.loads(polar(["serve-llm", "--status", "--port", str(port)], ws, env).stdout)
+    assert not status["running"] and not status["ours"]
+
+
 def test_llamacpp_server_tokens_schema_forms_and_prompt_fit(workspace):
     from polar.errors import PlannerError
     from polar.llm.client import LLMCallError, LLMClient
