@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -82,3 +83,17 @@ def test_goal_conditioned_sac_her_on_a_maze(tmp_path: Path) -> None:
     assert row.train_env_steps == 400 and row.episodes == 2
     done = json.loads((tmp_path / "work" / "sac" / "PointMaze_UMaze-v3" / "seed-0" / "train" / "eval.json").read_text())
     assert done["updates"] > 0  # it did learn from the HER buffer
+
+
+def test_a_finished_run_is_reused_whatever_its_folder_is_called(tmp_path: Path) -> None:
+    """A Ray worker names the training folder by absolute path, an in-process run as given:
+    the same config under either name is the same run, not one to delete and retrain."""
+    from polar.evals.rl_agent import _same_config, train_config
+
+    suite = load_suite({**SUITE, "agents": [{**PPO, "train_steps": 512}]})
+    agent, entry = suite.agents[0], suite.harnesses[0]
+    run = tmp_path / "train"
+    run.mkdir()
+    (run / "config.yaml").write_text(json.dumps(train_config(agent, entry, 0, run.resolve()).model_dump(mode="json")))
+    assert _same_config(run, train_config(agent, entry, 0, Path(os.path.relpath(run))))
+    assert not _same_config(run, train_config(agent, entry, 1, run))  # another seed is another run
