@@ -5,20 +5,17 @@ from __future__ import annotations
 
 from typing import Any
 
-import gymnasium as gym
-
 from polar.episode import StepRecord, jsonable
 from polar.errors import PolarError
-from polar.harnesses.base import Harness, StepResult, SymbolicState
+from polar.harnesses.base import Harness, HarnessWrapper, StepResult
 
 
-class RecordingHarness(Harness):
+class RecordingHarness(HarnessWrapper):
     """Delegates to a harness, records every step and enforces the episode's step cap. It
     forwards exactly the Harness interface (capabilities included), nothing else."""
 
     def __init__(self, inner: Harness, max_steps: int | None, record_steps: bool = True) -> None:
-        self.inner = inner
-        self.spec = inner.spec
+        super().__init__(inner)
         self.max_steps = max_steps
         self.record_steps = record_steps
         self.steps: list[StepRecord] = []
@@ -53,26 +50,3 @@ class RecordingHarness(Harness):
             self.steps.append(StepRecord(t=self.t, action=jsonable(action), reward=float(r), terminated=bool(term),
                                          truncated=bool(trunc), decision=self.decision_index))
         return obs, r, term, trunc, info
-
-    def close(self) -> None:
-        self.inner.close()
-
-    def symbolic_state(self) -> SymbolicState | None:
-        return self.inner.symbolic_state()
-
-    def render_text(self, obs: Any) -> str:
-        return self.inner.render_text(obs)
-
-    def capability(self, name: str) -> Any:
-        return self.inner.capability(name)
-
-    def capabilities(self) -> set[str]:
-        return self.inner.capabilities()
-
-    @property
-    def observation_space(self) -> gym.Space:
-        return self.inner.observation_space
-
-    @property
-    def action_space(self) -> gym.Space:
-        return self.inner.action_space

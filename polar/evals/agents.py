@@ -14,12 +14,12 @@ import hashlib
 import uuid
 from abc import ABC, abstractmethod
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from polar.episode import EpisodeRecord
-from polar.evals.suite import SuiteAgent, SuiteHarness
+from polar.evals.suite import Suite, SuiteAgent, SuiteHarness
 from polar.harnesses.base import Harness
 from polar.harnesses.rollout import play_episode
 
@@ -46,17 +46,40 @@ class Preparation(BaseModel):
     info: dict[str, Any] = Field(default_factory=dict)  # e.g. the skills and their provenance
 
 
+class Information(NamedTuple):
+    """What an agent reads (`observes`, its skills included), what its decision maker reads
+    (`decides_from`) and its role in a comparison, in words (see docs/evals.md)."""
+
+    observes: str
+    decides_from: str
+    role: str
+
+
 class EvalAgent(ABC):
     kind: str
+    default_observes = "view"
 
-    def __init__(self, config: SuiteAgent) -> None:
+    def __init__(self, config: SuiteAgent, suite: Suite | None = None) -> None:
         self.config = config
         self.name = config.name
+        self.suite = suite  # the suite the agent runs in (an agent trained over all its harnesses reads them)
 
     @classmethod
     def inputs_fingerprint(cls, config: SuiteAgent) -> str:
         """A hash of the files this agent's config points to ("" when it points to none)."""
         return ""
+
+    @classmethod
+    def information(cls, config: SuiteAgent) -> Information:
+        """The agent's information label: declared in the suite, else its kind's default.
+        Raises ConfigError where a declaration contradicts what the agent is."""
+        observes = config.observes or cls.default_observes
+        return Information(observes, config.decides_from or observes, cls.kind)
+
+    def harness_entry(self, entry: SuiteHarness) -> SuiteHarness:
+        """The harness this agent trains and plays on for a suite entry (e.g. with the kwarg
+        of its full-observation variant); the entry itself by default."""
+        return entry
 
     def prepare(self, entry: SuiteHarness, seed: int, work_dir: Path) -> Preparation:
         return Preparation()
@@ -76,6 +99,11 @@ class EvalAgent(ABC):
 
 class RandomAgent(EvalAgent):
     kind = "random"
+    default_observes = "none"
+
+    @classmethod
+    def information(cls, config: SuiteAgent) -> Information:
+        return Information("none", "none", "floor: uniform random actions")
 
     def episode(self, harness: Harness, task: str, env_seed: int, max_steps: int | None,
                 episode_id: str) -> EpisodeRecord:

@@ -14,13 +14,14 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from polar.episode import EpisodeRecord
-from polar.evals.agents import EvalAgent, Preparation, RandomAgent
+from polar.evals.agents import EvalAgent, Information, Preparation, RandomAgent, sha
+from polar.evals.hrl_agent import HRLAgent
 from polar.evals.planner_agent import PlannerAgent
 from polar.evals.rl_agent import PureRLAgent
 from polar.evals.suite import Cell, Suite, SuiteAgent
 
 CELL_FORMAT = "polar.evals.cell/1"
-AGENT_CLASSES: dict[str, type[EvalAgent]] = {c.kind: c for c in (RandomAgent, PlannerAgent, PureRLAgent)}
+AGENT_CLASSES: dict[str, type[EvalAgent]] = {c.kind: c for c in (RandomAgent, PlannerAgent, PureRLAgent, HRLAgent)}
 
 
 class CellResult(BaseModel):
@@ -37,8 +38,13 @@ class CellResult(BaseModel):
     finished_at: str
 
 
-def make_agent(config: SuiteAgent) -> EvalAgent:
-    return AGENT_CLASSES[config.kind](config)
+def make_agent(config: SuiteAgent, suite: Suite | None = None) -> EvalAgent:
+    return AGENT_CLASSES[config.kind](config, suite)
+
+
+def agent_information(config: SuiteAgent) -> Information:
+    """What the agent reads (declared, else its kind's default) and its role in words."""
+    return AGENT_CLASSES[config.kind].information(config)
 
 
 def cell_path(out_dir: Path, cell: Cell) -> Path:
@@ -50,7 +56,11 @@ def cell_key(suite: Suite, cell: Cell, cache: dict[str, str] | None = None) -> s
     cache = {} if cache is None else cache
     if cell.agent not in cache:
         config = suite.agent(cell.agent)
-        cache[cell.agent] = AGENT_CLASSES[config.kind].inputs_fingerprint(config)
+        fingerprint = AGENT_CLASSES[config.kind].inputs_fingerprint(config)
+        if getattr(config, "multitask", False):  # one policy over every harness: they all decide each cell
+            tasks = json.dumps([h.model_dump(mode="json") for h in suite.harnesses], sort_keys=True)
+            fingerprint = sha(f"{fingerprint}|{tasks}".encode())
+        cache[cell.agent] = fingerprint
     return suite.cell_key(cell, cache[cell.agent])
 
 

@@ -39,7 +39,7 @@ def print_table(results: Results, console: Console | None = None) -> None:
     empty = {"0", "0.0000", "-"}
     keep = [i for i, h in enumerate(TABLE_HEADER)
             if wide or ("return" not in h and h != "ep. length" and not all(r[i] in empty for r in rows))]
-    t = Table(title=f"{results.suite}: success (Wilson 95% CI) and the cost ledger", box=box.SIMPLE_HEAD, pad_edge=False)
+    t = Table(title=f"{results.suite}: success (95% CI over seeds x episodes) and the cost ledger", box=box.SIMPLE_HEAD, pad_edge=False)
     for i in keep:
         h = TABLE_HEADER[i]
         if h == "failures":

@@ -2,9 +2,14 @@
 
 The cost ledger charges training env steps without double counting: each cell's
 `Preparation.info["charges"]` maps a cost key to env steps (a pure-RL training run is
-`train:<agent>:<harness>:<seed>`, a pretrained skill is `skill:<name>@<version>`), and a row or an
-agent total sums each distinct key once. So a skill library shared by every cell of a planner
-agent is charged once, while pure RL pays for every (harness, seed) it trained on.
+`train:<agent>:<harness>:<seed>`, a pretrained skill is `skill:<name>@<version>`, a tuning
+sweep `tune:<sweep>`), and a row or an agent total sums each distinct key once. So a skill
+library shared by every cell of a planner agent is charged once, while pure RL pays for every
+(harness, seed) it trained on. The ledger keeps the three kinds apart: skills' pretraining,
+training on the suite's tasks, tuning sweeps; LLM tokens and latency come from the episodes.
+
+Intervals are over seeds: a seed (run) is one training of the agent, so its episodes are not
+independent draws; `polar.statistics.seed_estimate` redraws seeds, then episodes within them.
 
 Success rates rest on the episodes whose success could be told (`EpisodeRecord.success` is
 not None). On a harness that reports no success and declares no success rule, no episode
@@ -20,14 +25,40 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from polar.evals.agents import Information
 from polar.evals.cells import CellResult
+from polar.evals.paired import Comparison, compare_agents
 from polar.evals.suite import Suite
-from polar.statistics import Estimate, iqm_estimate, mean_estimate, success_rate, wilson_interval
+from polar.statistics import Estimate, aggregate_iqm, seed_estimate, success_rate
 
-RESULTS_FORMAT = "polar.evals.results/1"
+RESULTS_FORMAT = "polar.evals.results/2"
 # A failed episode whose harness ended it without success and without any other cause
 # (e.g. MiniGrid lava): the agent simply did not solve the task.
 UNSOLVED = "ended-unsolved"
+
+
+class Ledger(BaseModel):
+    """Training env steps split by what they paid for (each distinct charge counted once)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    pretrain_env_steps: int = 0  # the skills' pretraining (`skill:` charges)
+    task_train_env_steps: int = 0  # training on the suite's tasks (`train:`, `checkpoint:`)
+    tuning_env_steps: int = 0  # hyper-parameter sweeps (`tune:`)
+
+    @property
+    def total(self) -> int:
+        return self.pretrain_env_steps + self.task_train_env_steps + self.tuning_env_steps
+
+
+CHARGE_KINDS = {"skill": "pretrain_env_steps", "tune": "tuning_env_steps"}  # else task training
+
+
+def ledger(charges: dict[str, int]) -> Ledger:
+    split = {"pretrain_env_steps": 0, "task_train_env_steps": 0, "tuning_env_steps": 0}
+    for key, steps in charges.items():
+        split[CHARGE_KINDS.get(key.split(":", 1)[0], "task_train_env_steps")] += steps
+    return Ledger(**split)
 
 
 class Row(BaseModel):
@@ -35,26 +66,35 @@ class Row(BaseModel):
 
     agent: str
     agent_kind: str
+    observes: str  # none | view | full | privileged: what the agent reads, its skills included
+    decides_from: str  # what its policy / controller / planner reads itself
+    role: str  # e.g. "pure RL (PPO)", "scripted reference (...)"
     harness: str
     harness_id: str
     seeds: int
     episodes: int
+    # Intervals over seeds x episodes (two-level bootstrap): seeds are redrawn, then episodes.
     success: Estimate  # over judged episodes; n = 0: success unknown on this harness
+    success_pooled: Estimate  # Wilson over all episodes, seeds pooled (ignores seed variance)
+    seed_success: dict[int, float]  # success rate per seed (run): the scores behind the aggregate
     mean_return: Estimate
     iqm_return: Estimate
     mean_length: float
-    train_env_steps: int  # distinct training charges behind this row
+    train_env_steps: int  # distinct training charges behind this row (the ledger's total)
+    ledger: Ledger
     eval_env_steps: int
     llm_calls: int  # every model call, replayed ones included (what a live run makes)
     llm_cached: int  # of which served by the replay cache
     tokens: int
     cost_usd: float  # replayed calls count at their recorded price: a replayed suite reports
-    wall_s: float  # the same ledger as the live run. Wall: preparation (training) + episodes.
+    llm_latency_s: float  # the same ledger as the live run. Latency: summed over calls.
+    wall_s: float  # preparation (training) + episodes
     failures: dict[str, int]
+    cells: list[str] = Field(default_factory=list)  # cell slugs: <agent>/<harness>/seed-<s>
 
 
 class CurveSeries(BaseModel):
-    """Success vs training env steps for one agent on one harness, pooled over seeds."""
+    """Success vs training env steps for one agent on one harness; intervals over seeds."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -65,6 +105,7 @@ class CurveSeries(BaseModel):
     lo: list[float]
     hi: list[float]
     episodes: list[int]
+    seeds: list[int]  # seeds (runs) measured at each point
 
 
 class AgentTotal(BaseModel):
@@ -72,14 +113,23 @@ class AgentTotal(BaseModel):
 
     agent: str
     agent_kind: str
+    observes: str
+    decides_from: str
+    role: str
     train_env_steps: int
+    ledger: Ledger
     eval_env_steps: int
     llm_calls: int
     llm_cached: int
     tokens: int
     cost_usd: float
+    llm_latency_s: float
     wall_s: float
-    success: Estimate
+    success: Estimate  # over seeds x episodes of every harness (tasks weighted by episodes)
+    # IQM over (seed, task) success rates with a stratified-bootstrap interval (runs redrawn
+    # within each task); `n` counts the (seed, task) scores. Tasks: the harnesses it ran on.
+    aggregate_iqm: Estimate
+    tasks: list[str]
 
 
 class Results(BaseModel):
@@ -91,11 +141,14 @@ class Results(BaseModel):
     created: str
     seeds: list[int]
     episodes_per_cell: int
+    eval_seed: int = 0  # episode i of seed s starts from env seed eval_seed + 1000 s + i
     agents: list[str]
     harnesses: list[str]
     rows: list[Row]
     totals: list[AgentTotal]
     curves: list[CurveSeries] = Field(default_factory=list)
+    comparisons: list[Comparison] = Field(default_factory=list)
+    skills_trained_on: dict[str, list[str]] = Field(default_factory=dict)  # skill ref -> harnesses
     cells: int
     missing_cells: list[str] = Field(default_factory=list)
     ran: list[str] = Field(default_factory=list)  # cells run by the invocation that made this
@@ -143,90 +196,140 @@ def failure_counts(cells: list[CellResult]) -> dict[str, int]:
     return dict(sorted(c.items()))
 
 
-def _row(suite: Suite, agent: str, harness: str, cells: list[CellResult]) -> Row:
-    eps = [e for r in cells for e in r.episodes]
-    returns = [e.episode_return for e in eps]
+def _seed_groups(cells: list[CellResult]) -> dict[int, list[Any]]:
+    out: dict[int, list[Any]] = {}
+    for r in cells:
+        out.setdefault(r.cell.seed, []).extend(r.episodes)
+    return out
+
+
+def seed_success(cells: list[CellResult]) -> dict[int, float]:
+    """Success rate per seed (run), over the episodes whose success is known."""
+    out = {}
+    for s, eps in sorted(_seed_groups(cells).items()):
+        known = [bool(e.success) for e in eps if e.success is not None]
+        if known:
+            out[s] = sum(known) / len(known)
+    return out
+
+
+def _charges(cells: list[CellResult]) -> dict[str, int]:
     charges: dict[str, int] = {}
     for r in cells:
         charges.update(charges_of(r))
+    return charges
+
+
+def _llm_latency(eps: list[Any]) -> float:
+    return float(sum(c.latency_s for e in eps for d in e.decisions for c in d.llm_calls))
+
+
+def _row(suite: Suite, agent: str, info: Information, harness: str, cells: list[CellResult]) -> Row:
+    eps = [e for r in cells for e in r.episodes]
+    groups = _seed_groups(cells)
+    succ = [[float(e.success) for e in g if e.success is not None] for g in groups.values()]
+    rets = [[e.episode_return for e in g] for g in groups.values()]
+    split = ledger(_charges(cells))
     calls, cached = llm_call_counts(eps)
+    nb = suite.bootstrap
     return Row(
-        agent=agent, agent_kind=cells[0].agent_kind, harness=harness, harness_id=cells[0].harness_id,
-        seeds=len(cells), episodes=len(eps),
-        success=judged_success(eps),
-        mean_return=mean_estimate(returns, n_boot=suite.bootstrap, seed=0),
-        iqm_return=iqm_estimate(returns, n_boot=suite.bootstrap, seed=0),
+        agent=agent, agent_kind=cells[0].agent_kind, observes=info.observes, decides_from=info.decides_from,
+        role=info.role, harness=harness, harness_id=cells[0].harness_id, seeds=len(groups), episodes=len(eps),
+        success=seed_estimate(succ, n_boot=nb), success_pooled=judged_success(eps), seed_success=seed_success(cells),
+        mean_return=seed_estimate(rets, "mean", n_boot=nb), iqm_return=seed_estimate(rets, "iqm", n_boot=nb),
         mean_length=float(np.mean([e.env_steps for e in eps])) if eps else float("nan"),
-        train_env_steps=sum(charges.values()),
+        train_env_steps=split.total, ledger=split,
         eval_env_steps=sum(e.env_steps for e in eps),
         llm_calls=calls, llm_cached=cached,
         tokens=sum(e.prompt_tokens + e.completion_tokens for e in eps),
-        cost_usd=sum(e.cost_usd for e in eps),
+        cost_usd=sum(e.cost_usd for e in eps), llm_latency_s=_llm_latency(eps),
         wall_s=sum(r.wall_s for r in cells),
-        failures=failure_counts(cells),
+        failures=failure_counts(cells), cells=[r.cell.slug for r in cells],
     )
 
 
-def _curve(agent: str, harness: str, cells: list[CellResult]) -> CurveSeries | None:
-    """Pool each curve point over seeds (same step count); Wilson band over pooled episodes."""
-    by_step: dict[int, list[int]] = {}
+def _curve(agent: str, harness: str, cells: list[CellResult], n_boot: int) -> CurveSeries | None:
+    """Each point: success over the seeds measured at that step count, interval over seeds x
+    episodes (a seed's k successes of m episodes are its m outcomes)."""
+    by_step: dict[int, list[list[float]]] = {}
     for r in cells:
         for p in r.prep.curve:
             if p.successes is None:  # success unknown on this harness: no curve of it
                 continue
-            s = by_step.setdefault(p.env_steps, [0, 0])
-            s[0] += p.successes
-            s[1] += p.episodes
+            by_step.setdefault(p.env_steps, []).append([1.0] * p.successes + [0.0] * (p.episodes - p.successes))
     if not by_step:
         return None
     steps = sorted(by_step)
-    succ, lo, hi, n = [], [], [], []
-    for st in steps:
-        k, m = by_step[st]
-        a, b = wilson_interval(k, m)
-        succ.append(k / m if m else float("nan"))
-        lo.append(a)
-        hi.append(b)
-        n.append(m)
-    return CurveSeries(agent=agent, harness=harness, env_steps=steps, success=succ, lo=lo, hi=hi, episodes=n)
+    est = [seed_estimate(by_step[st], n_boot=n_boot) for st in steps]
+    return CurveSeries(agent=agent, harness=harness, env_steps=steps, success=[e.value for e in est],
+                       lo=[e.lo for e in est], hi=[e.hi for e in est], episodes=[e.n for e in est],
+                       seeds=[len(by_step[st]) for st in steps])
+
+
+def _total(suite: Suite, agent: str, info: Information, group: list[CellResult],
+           rows: list[Row]) -> AgentTotal:
+    split = ledger(_charges(group))
+    eps = [e for r in group for e in r.episodes]
+    calls, cached = llm_call_counts(eps)
+    scored = [r for r in rows if r.seed_success]
+    # all harnesses' episodes of a seed together: tasks weigh by their episodes
+    succ = [[float(e.success) for e in g if e.success is not None] for g in _seed_groups(group).values()]
+    return AgentTotal(
+        agent=agent, agent_kind=group[0].agent_kind, observes=info.observes, decides_from=info.decides_from,
+        role=info.role, train_env_steps=split.total, ledger=split,
+        eval_env_steps=sum(e.env_steps for e in eps), llm_calls=calls, llm_cached=cached,
+        tokens=sum(e.prompt_tokens + e.completion_tokens for e in eps),
+        cost_usd=sum(e.cost_usd for e in eps), llm_latency_s=_llm_latency(eps),
+        wall_s=sum(r.wall_s for r in group), success=seed_estimate(succ, n_boot=suite.bootstrap),
+        aggregate_iqm=(aggregate_iqm([list(r.seed_success.values()) for r in scored], n_boot=suite.bootstrap)
+                       if scored else Estimate(value=float("nan"), lo=float("nan"), hi=float("nan"), n=0)),
+        tasks=[r.harness for r in scored],
+    )
+
+
+def skills_trained_on(cells: list[CellResult]) -> dict[str, list[str]]:
+    """Skill ref -> the harnesses its pretraining ran on (from the skills' provenance)."""
+    out: dict[str, list[str]] = {}
+    for r in cells:
+        for s in r.prep.info.get("skills", []):
+            if isinstance(s, dict) and "skill" in s:
+                out[str(s["skill"])] = [str(h) for h in s.get("trained_on", [])]
+    return dict(sorted(out.items()))
 
 
 def compute_results(suite: Suite, cells: list[CellResult]) -> Results:
+    from polar.evals.cells import agent_information
+
     by_key: dict[tuple[str, str], list[CellResult]] = {}
     for r in cells:
         by_key.setdefault((r.cell.agent, r.cell.harness), []).append(r)
-    rows, curves = [], []
+    info = {a.name: agent_information(a) for a in suite.agents}
+    rows, curves, totals = [], [], []
     for a in suite.agents:
+        agent_rows = []
         for h in suite.harnesses:
             group = by_key.get((a.name, h.label))
             if not group:
                 continue
-            rows.append(_row(suite, a.name, h.label, group))
-            if (c := _curve(a.name, h.label, group)) is not None:
+            agent_rows.append(_row(suite, a.name, info[a.name], h.label, group))
+            if (c := _curve(a.name, h.label, group, suite.bootstrap)) is not None:
                 curves.append(c)
-    totals = []
-    for a in suite.agents:
+        rows += agent_rows
         group = [r for r in cells if r.cell.agent == a.name]
-        if not group:
-            continue
-        charges: dict[str, int] = {}
-        for r in group:
-            charges.update(charges_of(r))
-        eps = [e for r in group for e in r.episodes]
-        calls, cached = llm_call_counts(eps)
-        totals.append(AgentTotal(
-            agent=a.name, agent_kind=group[0].agent_kind, train_env_steps=sum(charges.values()),
-            eval_env_steps=sum(e.env_steps for e in eps), llm_calls=calls, llm_cached=cached,
-            tokens=sum(e.prompt_tokens + e.completion_tokens for e in eps),
-            cost_usd=sum(e.cost_usd for e in eps), wall_s=sum(r.wall_s for r in group),
-            success=judged_success(eps),
-        ))
+        if group:
+            totals.append(_total(suite, a.name, info[a.name], group, agent_rows))
+    names = [t.agent for t in totals]
+    labels = [h.label for h in suite.harnesses]
+    scores = {(r.agent, r.harness): r.seed_success for r in rows}
+    observes = {n: info[n].observes for n in names}
+    comparisons = [compare_agents(x, y, observes, labels, by_key, scores, suite.bootstrap)
+                   for i, x in enumerate(names) for y in names[i + 1:]]
     present = {r.cell.slug for r in cells}
     missing = [c.slug for c in suite.cells() if c.slug not in present]
     return Results(
         suite=suite.name, description=suite.description,
         created=datetime.now(UTC).isoformat(timespec="seconds"), seeds=list(suite.seeds),
-        episodes_per_cell=suite.episodes, agents=[a.name for a in suite.agents],
-        harnesses=[h.label for h in suite.harnesses], rows=rows, totals=totals, curves=curves,
-        cells=len(cells), missing_cells=missing,
+        episodes_per_cell=suite.episodes, eval_seed=suite.eval_seed, agents=[a.name for a in suite.agents],
+        harnesses=labels, rows=rows, totals=totals, curves=curves, comparisons=comparisons,
+        skills_trained_on=skills_trained_on(cells), cells=len(cells), missing_cells=missing,
     )

@@ -14,7 +14,7 @@ from typing import Any
 from polar.agent import Agent, AgentSettings
 from polar.episode import EpisodeRecord
 from polar.errors import ConfigError, PolarError
-from polar.evals.agents import EvalAgent, Preparation, sha
+from polar.evals.agents import EvalAgent, Information, Preparation, sha
 from polar.evals.suite import PlannerAgentConfig, SuiteHarness
 from polar.harnesses.base import Harness
 from polar.planners.profile import load_planner, load_planner_profile, resolve_profile_path
@@ -60,14 +60,29 @@ class PlannerAgent(EvalAgent):
     kind = "planner"
     config: PlannerAgentConfig
 
-    def __init__(self, config: PlannerAgentConfig) -> None:
-        super().__init__(config)
+    def __init__(self, config: PlannerAgentConfig, suite: Any = None) -> None:
+        super().__init__(config, suite)
         self.planner: Any = None
         self.library: Any = None
 
     @property
     def label(self) -> str:
         return f"planner:{getattr(self.planner, 'name', self.config.planner)}"
+
+    @classmethod
+    def information(cls, config: PlannerAgentConfig) -> Information:  # type: ignore[override]
+        """A hand-written planner (symbolic, maze) is domain logic over the full state:
+        privileged, a scripted reference. An LLM planner reads the state it is shown and calls
+        skills that read the full grid: full, unless declared otherwise."""
+        backend = load_planner_profile(config.planner).backend
+        if backend != "llm":
+            if config.observes not in (None, "privileged"):
+                raise ConfigError(f"agent {config.name}: observes: the {backend} planner is hand-written "
+                                  f"domain logic, so it is privileged, not {config.observes!r}")
+            return Information("privileged", "privileged",
+                               f"scripted reference ({backend} planner: privileged, an upper bound)")
+        observes = config.observes or "full"
+        return Information(observes, config.decides_from or observes, "LLM planner over the skills")
 
     @classmethod
     def inputs_fingerprint(cls, config: PlannerAgentConfig) -> str:  # type: ignore[override]

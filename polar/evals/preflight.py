@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from polar.errors import ConfigError, PolarError
-from polar.evals.suite import PlannerAgentConfig, PureRLAgentConfig, Suite
+from polar.evals.suite import HRLAgentConfig, PlannerAgentConfig, PureRLAgentConfig, Suite
 
 
 def check_suite(suite: Suite) -> None:
@@ -37,6 +37,8 @@ def check_suite(suite: Suite) -> None:
             _check_planner_agent(agent, f"agents.{i}", check)
         elif isinstance(agent, PureRLAgentConfig):
             _check_rl_agent(agent, f"agents.{i}", suite, check)
+        elif isinstance(agent, HRLAgentConfig):
+            _check_hrl_agent(agent, f"agents.{i}", check)
     if problems:
         raise ConfigError("\n".join(f"{suite.source}: {p}" for p in problems))
 
@@ -61,24 +63,51 @@ def _check_planner_agent(agent: PlannerAgentConfig, field: str,
             check(f"{field}.skills", lambda: SkillLibrary(root).list())
 
 
-def _check_rl_agent(agent: PureRLAgentConfig, field: str, suite: Suite,
-                    check: Callable[[str, Callable[[], object]], bool]) -> None:
+def _check_recipe(recipe: str, agent: str, field: str, check: Callable[[str, Callable[[], object]], bool]) -> bool:
     from polar.config import load_yaml
-    from polar.evals.rl_agent import resolve_recipe, train_config
+    from polar.evals.training import resolve_recipe
     from polar.rl.config import TrainConfig
 
-    if agent.recipe is not None and not check(
-            f"{field}.recipe", lambda: load_yaml(resolve_recipe(agent), TrainConfig)):
+    return check(field, lambda: load_yaml(resolve_recipe(recipe, agent), TrainConfig))
+
+
+def _check_rl_agent(agent: PureRLAgentConfig, field: str, suite: Suite,
+                    check: Callable[[str, Callable[[], object]], bool]) -> None:
+    from polar.evals.rl_agent import multitask_config, train_config
+
+    ok = agent.recipe is None or _check_recipe(agent.recipe, agent.name, f"{field}.recipe", check)
+    labels = {e.label for e in suite.harnesses}
+    for label, recipe in agent.recipes.items():
+        if label not in labels:
+            check(f"{field}.recipes.{label}", lambda label=label: _raise(
+                f"no harness of the suite is labelled {label!r} (labels: {', '.join(sorted(labels))})"))
+            ok = False
+        ok = _check_recipe(recipe, agent.name, f"{field}.recipes.{label}", check) and ok
+    if not ok:
         return
     if agent.checkpoint is not None:
         run = Path(agent.checkpoint).expanduser()
         if not run.is_dir():
             check(f"{field}.checkpoint", lambda: _raise(f"{run}: no such run folder"))
         return
+    if agent.multitask:
+        check(f"{field}.overrides", lambda: multitask_config(agent, suite.harnesses, suite.seeds[0], Path(".")))
+        return
     for entry in suite.harnesses:  # the recipe, the overrides and what each cell fixes
         if not check(f"{field}.overrides",
                      lambda entry=entry: train_config(agent, entry, suite.seeds[0], Path("."))):
             return
+
+
+def _check_hrl_agent(agent: HRLAgentConfig, field: str, check: Callable[[str, Callable[[], object]], bool]) -> None:
+    from polar.evals.hrl_agent import skill_library
+
+    if agent.recipe is not None:
+        _check_recipe(agent.recipe, agent.name, f"{field}.recipe", check)
+    lib: list = []
+    if check(f"{field}.skills", lambda: lib.append(skill_library(agent))) and agent.options is not None:
+        for k, opt in enumerate(agent.options):
+            check(f"{field}.options.{k}", lambda opt=opt: lib[0].get(opt.skill).bind(opt.args))
 
 
 def _raise(message: str) -> None:

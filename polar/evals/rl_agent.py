@@ -1,140 +1,106 @@
 """The pure-RL agent: a PPO/SAC policy trained by the RL engine on the cell's harness and seed
 (or a given checkpoint), evaluated with sampled actions by default (`deterministic: true`
-takes the argmax). With `train_seed`, one run per harness serves every cell seed.
+takes the argmax).
 
-Training runs in `<out>/work/<cell>/train` through `polar.rl.trainer.Trainer`, so a training
-run killed half-way resumes from its latest checkpoint, and a finished one is reused.
-The learning curve comes from `CurveRecorder`, a trainer hook that plays evaluation episodes
-with the same loop and action mode as the suite's (`eval_curve.jsonl`), not from the
-trainer's own greedy evaluations.
+Variants a reviewer asks for, all as config of this one agent:
+- `observes: full` trains and plays on the harness's full-observation variant;
+- `recipes:` one recipe per harness (hyper-parameters per task family);
+- `multitask: true` trains one policy per seed over all the suite's harnesses (the same total
+  budget, `train_steps`) and evaluates it on each; the run is shared by the seed's cells;
+- `train_seed: N` trains one policy per harness (seed N) and evaluates it on every cell seed.
+
+Training runs in `<out>/work/<cell>/train` (multitask: `<out>/work/<agent>/@all-tasks/seed-<s>/train`).
 """
 
 from __future__ import annotations
 
 import fcntl
-import json
-import shutil
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from polar.config import load_yaml, read_yaml, validate
 from polar.episode import EpisodeRecord
 from polar.errors import ConfigError
-from polar.evals.agents import CurvePoint, EvalAgent, Preparation, sha
+from polar.evals.agents import EvalAgent, Information, Preparation, sha
 from polar.evals.suite import PureRLAgentConfig, SuiteHarness
+from polar.evals.training import (
+    CURVE_FILE,
+    CurveRecorder,
+    make_train_config,
+    read_curve,
+    resolve_recipe,
+    run_env_steps,
+    train_or_resume,
+)
 from polar.harnesses.base import Harness
 from polar.harnesses.rollout import play_episode
-from polar.workspace import resolve_asset
+
+FULL_OBSERVATION_KWARGS = {"minigrid:": {"full_grid": True}}  # harness family -> its `full` variant
+MULTITASK_ENV = "gym:polar.harnesses.multitask:MultiTaskEnv"
+ALL_TASKS = "@all-tasks"  # the work folder of a multitask run (no harness label can hold "@")
+
+
+def full_observation(entry: SuiteHarness) -> SuiteHarness:
+    """The harness entry's full-observation variant (MiniGrid: the whole grid)."""
+    for prefix, kwargs in FULL_OBSERVATION_KWARGS.items():
+        if entry.id.startswith(prefix):
+            return entry.model_copy(update={"kwargs": {**entry.kwargs, **kwargs}})
+    raise ConfigError(f"harness {entry.id!r}: observes: full needs a harness family with a full-observation "
+                      f"variant ({', '.join(FULL_OBSERVATION_KWARGS)}); set the harness kwargs yourself "
+                      "and declare what the agent observes")
+
+
+def recipe_for(cfg: PureRLAgentConfig, label: str) -> str | None:
+    return cfg.recipes.get(label, cfg.recipe)
 
 
 def train_config(cfg: PureRLAgentConfig, entry: SuiteHarness, seed: int, out: Path) -> Any:
     """The TrainConfig for one cell: recipe, then overrides, then what the cell fixes."""
-    from polar.rl.config import TrainConfig
-
-    base: dict[str, Any] = {}
-    if cfg.recipe:
-        # validates the recipe alone first, so an error names the recipe file
-        base = load_yaml(resolve_recipe(cfg), TrainConfig).model_dump(mode="json")
-    merged = _deep_merge(base, dict(cfg.overrides))
-    merged.update({
+    return make_train_config(cfg.name, recipe_for(cfg, entry.label), dict(cfg.overrides), {
         "algo": cfg.algo, "harness": entry.id, "harness_kwargs": dict(entry.kwargs),
-        "steps": cfg.train_steps, "seed": seed, "out": str(out), "progress": False,
-        # The trainer's own (greedy) evaluation is not used: the curve recorder and the
-        # suite's episodes measure this agent. Keep it to one episode.
-        "eval_every": 0, "eval_episodes": 1,
-    })
-    merged.setdefault("workers", 0)
-    return validate(TrainConfig, merged, f"agent {cfg.name}: training config")
+        "steps": cfg.train_steps, "seed": seed, "out": str(out)})
 
 
-def resolve_recipe(cfg: PureRLAgentConfig) -> Path:
-    """A recipe path, or a name under skills/recipes/ in the workspace."""
-    assert cfg.recipe is not None
-    return resolve_asset("skills", cfg.recipe, folder="recipes", what=f"agent {cfg.name}: recipe")
+def multitask_config(cfg: PureRLAgentConfig, entries: list[SuiteHarness], seed: int, out: Path) -> Any:
+    """One run over every harness: each sub-env plays the tasks in turn (`MultiTaskEnv`)."""
+    tasks = [{"id": e.id, "kwargs": dict(e.kwargs), "label": e.label} for e in entries]
+    return make_train_config(cfg.name, cfg.recipe, dict(cfg.overrides), {
+        "algo": cfg.algo, "harness": MULTITASK_ENV, "harness_kwargs": {"tasks": tasks},
+        "steps": cfg.train_steps, "seed": seed, "out": str(out)})
 
 
-def _deep_merge(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
-    out = dict(a)
-    for k, v in b.items():
-        out[k] = _deep_merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
-    return out
-
-
-CURVE_FILE = "eval_curve.jsonl"
-CURVE_SEED = 2**31  # learning-curve episodes use seeds CURVE_SEED + i, disjoint from the suite's
-
-
-def read_curve(run_dir: Path) -> list[CurvePoint]:
-    path = run_dir / CURVE_FILE
-    if not path.exists():
-        return []
-    points = {}
-    for line in path.read_text().splitlines():
-        if line.strip():
-            p = CurvePoint.model_validate_json(line)
-            points[p.env_steps] = p
-    return [points[k] for k in sorted(points)]
-
-
-class CurveRecorder:
-    """A trainer hook measuring success every `every` env steps, with the same episode loop
-    and action mode (`deterministic`) as the final evaluation, so curve and table agree.
-
-    The trainer's own periodic evaluation is always greedy; a greedy MiniGrid PPO policy
-    often loops on a spot long after the sampling policy solves the task, which would make
-    the curve disagree with a sampling evaluation. The episodes run under a forked torch RNG
-    seeded per point, so measuring changes neither training nor its exact resume.
-    """
-
-    def __init__(self, run_dir: Path, entry: SuiteHarness, every: int, episodes: int,
-                 deterministic: bool) -> None:
-        self.path = run_dir / CURVE_FILE
-        self.entry, self.every, self.episodes, self.deterministic = entry, every, episodes, deterministic
-        done = read_curve(run_dir)
-        self.last = done[-1].env_steps if done else -1
-
-    def trim(self, env_steps: int) -> None:
-        """Drop points past a resumed checkpoint: the resumed run measures them again."""
-        kept = [p for p in read_curve(self.path.parent) if p.env_steps <= env_steps]
-        self.path.write_text("".join(p.model_dump_json() + "\n" for p in kept))
-        self.last = kept[-1].env_steps if kept else -1
-
-    def __call__(self, trainer: Any) -> None:
-        if self.every and trainer.env_steps // self.every > max(self.last, 0) // self.every:
-            self.measure(trainer.policy, trainer.env_steps)
-
-    def measure(self, policy: Any, env_steps: int) -> None:
-        import torch
-
-        if env_steps == self.last:
-            return
-        harness = self.entry.make()
+@contextmanager
+def _locked(folder: Path) -> Iterator[None]:
+    """One cell at a time trains a shared (multitask, train_seed) run; the others wait, then reuse it."""
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / ".lock", "w") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
         try:
-            with torch.random.fork_rng(devices=[]):
-                torch.manual_seed(env_steps)
-                recs = [play_episode(harness, lambda o: policy.act(o, deterministic=self.deterministic),
-                                     agent="curve", task="", env_seed=CURVE_SEED + i,
-                                     max_steps=self.entry.max_steps, episode_id="")
-                        for i in range(self.episodes)]
+            yield
         finally:
-            harness.close()
-        unknown = any(r.success is None for r in recs)  # this harness cannot tell success
-        point = CurvePoint(env_steps=env_steps, successes=None if unknown else sum(bool(r.success) for r in recs),
-                           episodes=self.episodes, mean_return=sum(r.episode_return for r in recs) / self.episodes)
-        with open(self.path, "a") as f:
-            f.write(point.model_dump_json() + "\n")
-        self.last = env_steps
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def policy_episode(policy: Any, harness: Harness, deterministic: bool, *, agent: str, task: str, env_seed: int,
+                   max_steps: int | None, episode_id: str) -> EpisodeRecord:
+    """One episode of a trained policy; sampled actions come from torch's global RNG, seeded per
+    episode in a fork (the caller's stream is untouched): an episode is a function of its seed."""
+    import torch
+
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(env_seed)
+        return play_episode(harness, lambda obs: policy.act(obs, deterministic=deterministic), agent=agent,
+                            task=task, env_seed=env_seed, max_steps=max_steps, episode_id=episode_id)
 
 
 class PureRLAgent(EvalAgent):
     kind = "pure_rl"
     config: PureRLAgentConfig
 
-    def __init__(self, config: PureRLAgentConfig) -> None:
-        super().__init__(config)
+    def __init__(self, config: PureRLAgentConfig, suite: Any = None) -> None:
+        super().__init__(config, suite)
         self.policy: Any = None
 
     @property
@@ -142,16 +108,26 @@ class PureRLAgent(EvalAgent):
         return f"pure_rl:{self.config.algo}"
 
     @classmethod
+    def information(cls, config: PureRLAgentConfig) -> Information:  # type: ignore[override]
+        observes = config.observes or "view"
+        what = config.algo.upper()
+        what += ", one policy over every task" if config.multitask else ""
+        return Information(observes, observes, f"pure RL ({what})")
+
+    @classmethod
     def inputs_fingerprint(cls, config: PureRLAgentConfig) -> str:  # type: ignore[override]
-        """The training recipe and the checkpoint's weights."""
+        """The training recipes and the checkpoint's weights."""
         parts: list[str] = []
-        if config.recipe:
-            parts.append(sha(resolve_recipe(config).read_bytes()))
+        for recipe in sorted({r for r in [config.recipe, *config.recipes.values()] if r}):
+            parts.append(sha(resolve_recipe(recipe, config.name).read_bytes()))
         if config.checkpoint:
             run = Path(config.checkpoint).expanduser()
             weights = sorted(run.glob("policy*.safetensors")) + sorted(run.glob("policy/*.safetensors"))
             parts += [sha(w.read_bytes()) for w in weights]
         return sha("|".join(parts).encode()) if parts else ""
+
+    def harness_entry(self, entry: SuiteHarness) -> SuiteHarness:
+        return full_observation(entry) if self.config.observes == "full" else entry
 
     def prepare(self, entry: SuiteHarness, seed: int, work_dir: Path) -> Preparation:
         from polar.rl.policy import load_policy
@@ -160,106 +136,58 @@ class PureRLAgent(EvalAgent):
         if cfg.checkpoint is not None:
             run = Path(cfg.checkpoint).expanduser().resolve()
             self.policy = load_policy(run)
-            steps = _run_env_steps(run)
+            steps = run_env_steps(run)
             return Preparation(train_env_steps=steps, curve=read_curve(run),
                                info={"charges": {f"checkpoint:{run}": steps}, "run_dir": str(run)})
-        if cfg.train_seed is None:
-            run, train_seed = work_dir / "train", seed
-        else:  # one run per harness, shared by its cells (work_dir is <agent>/<harness>/seed-<s>)
-            run, train_seed = work_dir.parent / f"train-seed-{cfg.train_seed}", cfg.train_seed
-        tcfg = train_config(cfg, entry, train_seed, run)
         start = time.perf_counter()
-        run.parent.mkdir(parents=True, exist_ok=True)
-        with _locked(run.parent / f".{run.name}.lock"):  # cells on other Ray workers wait for it
-            result = self._train(tcfg, run, entry)
+        if cfg.multitask:
+            run, key, curve_name = self._train_multitask(entry, seed, work_dir)
+        elif cfg.train_seed is not None:  # one run per harness, shared by its cells' seeds
+            run = work_dir.parent / f"train-seed-{cfg.train_seed}"  # work_dir: <agent>/<harness>/seed-<s>
+            with _locked(work_dir.parent):
+                tcfg = train_config(cfg, entry, cfg.train_seed, run)
+                train_or_resume(tcfg, run, [self._curve(run, entry, CURVE_FILE)])
+            key, curve_name = f"train:{cfg.name}:{entry.label}:{cfg.train_seed}", CURVE_FILE
+        else:
+            run = work_dir / "train"
+            tcfg = train_config(cfg, entry, seed, run)
+            curve = self._curve(run, entry, CURVE_FILE)
+            train_or_resume(tcfg, run, [curve])
+            key, curve_name = f"train:{cfg.name}:{entry.label}:{seed}", CURVE_FILE
         self.policy = load_policy(run)
-        steps = int(result.get("env_steps", _run_env_steps(run)))
-        return Preparation(
-            train_env_steps=steps, train_wall_s=time.perf_counter() - start, curve=read_curve(run),
-            info={"charges": {f"train:{cfg.name}:{entry.label}:{train_seed}": steps}, "run_dir": str(run)},
-        )
+        steps = run_env_steps(run)
+        return Preparation(train_env_steps=steps, train_wall_s=time.perf_counter() - start,
+                           curve=read_curve(run, curve_name), info={"charges": {key: steps}, "run_dir": str(run)})
 
-    def _train(self, tcfg: Any, run: Path, entry: SuiteHarness) -> dict[str, Any]:
-        from polar.rl.checkpoint import CheckpointError, latest_checkpoint
-        from polar.rl.trainer import Trainer
-
+    def _curve(self, run: Path, entry: SuiteHarness, name: str) -> CurveRecorder:
         cfg = self.config
-        trainer = None
-        if _same_config(run, tcfg):
-            done = run / "eval.json"
-            if done.exists():
-                return json.loads(done.read_text())  # trained earlier; the cell died after that
+
+        def play(policy: Any, env_seed: int) -> tuple[bool | None, float]:
+            harness = entry.make()
             try:
-                latest_checkpoint(run)
-                trainer = Trainer.resume(run)
-            except CheckpointError:
-                pass
-        if trainer is None:
-            if run.exists():
-                # Leftovers of another config (or of a run without a checkpoint): its metrics
-                # would pollute the learning curve, so start from an empty folder (our work dir).
-                shutil.rmtree(run)
-            trainer = Trainer(tcfg, run)
-        run.mkdir(parents=True, exist_ok=True)
-        curve = CurveRecorder(run, entry, cfg.eval_every, cfg.curve_episodes, cfg.deterministic)
-        curve.trim(trainer.env_steps)
-        if cfg.eval_every:
-            curve.measure(trainer.policy, trainer.env_steps)  # the untrained policy: step 0
-            trainer.hooks.append(curve)
-        result = trainer.run()
-        curve.measure(trainer.policy, trainer.env_steps)  # the final policy
-        return result
+                rec = policy_episode(policy, harness, cfg.deterministic, agent="curve", task="", env_seed=env_seed,
+                                     max_steps=entry.max_steps, episode_id="")
+            finally:
+                harness.close()
+            return rec.success, rec.episode_return
+
+        return CurveRecorder(run, play, cfg.eval_every, cfg.curve_episodes, name=name)
+
+    def _train_multitask(self, entry: SuiteHarness, seed: int, work_dir: Path) -> tuple[Path, str, str]:
+        """The seed's one run over all harnesses (trained by the first of its cells to get
+        here), with one learning curve per harness."""
+        cfg = self.config
+        if self.suite is None:
+            raise ConfigError(f"agent {cfg.name}: multitask needs the suite's harnesses")
+        entries = [self.harness_entry(h) for h in self.suite.harnesses]
+        shared = work_dir.parent.parent / ALL_TASKS / work_dir.name
+        run = shared / "train"
+        with _locked(shared):
+            tcfg = multitask_config(cfg, entries, seed, run)
+            train_or_resume(tcfg, run, [self._curve(run, e, f"eval_curve.{e.label}.jsonl") for e in entries])
+        return run, f"train:{cfg.name}:{ALL_TASKS}:{seed}", f"eval_curve.{entry.label}.jsonl"
 
     def episode(self, harness: Harness, task: str, env_seed: int, max_steps: int | None,
                 episode_id: str) -> EpisodeRecord:
-        import torch
-
-        det = self.config.deterministic
-        policy = self.policy
-        # Sampled actions come from torch's global RNG: seed it per episode (in a fork, so the
-        # caller's stream is untouched) to make an episode a function of its seed alone.
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(env_seed)
-            return play_episode(harness, lambda obs: policy.act(obs, deterministic=det), agent=self.label,
-                                task=task, env_seed=env_seed, max_steps=max_steps, episode_id=episode_id)
-
-
-@contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    """An exclusive lock on `path` (created if missing), held for the block."""
-    with open(path, "a") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
-
-
-def _same_config(run: Path, tcfg: Any) -> bool:
-    """Whether the run in `run` was started with `tcfg`, whatever its folder is called: a Ray
-    worker names it by absolute path, an in-process run as given (often relative), and a
-    mismatch there must not throw away a finished training run."""
-    p = run / "config.yaml"
-    if not p.exists():
-        return False
-    try:
-        saved = read_yaml(p)
-    except ConfigError:
-        return False
-    if not isinstance(saved, dict):
-        return False
-    return {**saved, "out": None} == {**tcfg.model_dump(mode="json"), "out": None}
-
-
-def _run_env_steps(run: Path) -> int:
-    """The env steps a finished run trained for (eval.json), else its config's budget."""
-    if (run / "eval.json").exists():
-        data = json.loads((run / "eval.json").read_text())
-        if "env_steps" in data:
-            return int(data["env_steps"])
-    if (run / "config.yaml").exists():
-        data = read_yaml(run / "config.yaml")
-        if isinstance(data, dict) and "steps" in data:
-            return int(data["steps"])
-    raise ConfigError(f"{run}: cannot tell how many env steps this policy was trained for "
-                      "(no eval.json or config.yaml): pass a `polar train` run dir")
+        return policy_episode(self.policy, harness, self.config.deterministic, agent=self.label, task=task,
+                              env_seed=env_seed, max_steps=max_steps, episode_id=episode_id)

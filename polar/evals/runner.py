@@ -23,6 +23,7 @@ from polar.evals.agents import new_episode_id
 from polar.evals.cells import CellResult, cell_key, cell_path, load_cell, make_agent
 from polar.evals.metrics import Results, compute_results
 from polar.evals.suite import Cell, Suite, SuiteHarness, load_suite
+from polar.evals.trace import TRACE_KEY, TracingHarness
 from polar.files import atomic_write
 from polar.harnesses.base import Harness
 
@@ -56,8 +57,8 @@ def run_cell(suite: Suite, cell: Cell, out_dir: Path,
              on_episode: Callable[[], None] | None = None) -> CellResult:
     """Prepare the agent for this cell and play its episodes (the caller persists the result)."""
     start = time.perf_counter()
-    entry = suite.harness(cell.harness)
-    agent = make_agent(suite.agent(cell.agent))
+    agent = make_agent(suite.agent(cell.agent), suite)
+    entry = agent.harness_entry(suite.harness(cell.harness))  # e.g. the full-observation variant
     try:
         prep = agent.prepare(entry, cell.seed, out_dir / "work" / cell.slug)
         harness = entry.make()
@@ -66,9 +67,12 @@ def run_cell(suite: Suite, cell: Cell, out_dir: Path,
             for i in range(suite.episodes):
                 env_seed = suite.episode_seed(cell.seed, i)
                 task = default_task(harness, env_seed, entry)
-                rec = agent.episode(harness, task, env_seed, entry.max_steps, new_episode_id())
-                records.append(rec.model_copy(update={"extra": {**rec.extra, "cell_seed": cell.seed,
-                                                                "index": i, "agent_name": agent.name}}))
+                tracer = TracingHarness(harness, suite.trace_frames) if i < suite.trace else None
+                rec = agent.episode(tracer or harness, task, env_seed, entry.max_steps, new_episode_id())
+                extra = {**rec.extra, "cell_seed": cell.seed, "index": i, "agent_name": agent.name}
+                if tracer is not None:
+                    extra[TRACE_KEY] = tracer.trace()
+                records.append(rec.model_copy(update={"extra": extra}))
                 if on_episode is not None:
                     on_episode()
         finally:

@@ -11,7 +11,7 @@ import hashlib
 import json
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, ClassVar, Literal
 
 from pydantic import Field, PrivateAttr, field_validator, model_validator
 
@@ -34,10 +34,32 @@ class EpisodeBudget(StrictModel):
     decisions: int | None = Field(None, ge=1)
 
 
+# What an agent reads, lowest first: `none` (nothing: random play), `view` (the harness's own
+# observation, e.g. MiniGrid's 7x7 egocentric view), `full` (the whole grid / symbolic state),
+# `privileged` (hand-written domain logic on top of the full state: the symbolic planner).
+Information = Literal["none", "view", "full", "privileged"]
+INFORMATION_ORDER: tuple[str, ...] = ("none", "view", "full", "privileged")
+
+
 class _Agent(StrictModel):
+    # Fields that label a cell without changing what it computes: left out of cell keys.
+    LABELS: ClassVar[tuple[str, ...]] = ("observes", "decides_from")
+
     name: str = Field(pattern=SAFE_NAME)
     # a subset of the suite's seeds for this agent (e.g. fewer for costly training); None: all
     seeds: list[int] | None = None
+    # What the agent as a whole reads, its skills included (None: its kind's default, see
+    # docs/evals.md), and what its decision maker (policy, controller, planner) reads itself.
+    observes: Information | None = None
+    decides_from: Information | None = None
+
+    @model_validator(mode="after")
+    def _decides_within(self) -> _Agent:
+        if (self.observes is not None and self.decides_from is not None
+                and INFORMATION_ORDER.index(self.decides_from) > INFORMATION_ORDER.index(self.observes)):
+            raise ValueError(f"decides_from: {self.decides_from!r} is more than the agent observes "
+                             f"({self.observes!r}); observes covers everything the agent reads")
+        return self
 
 
 class RandomAgentConfig(_Agent):
@@ -45,32 +67,90 @@ class RandomAgentConfig(_Agent):
 
     kind: Literal["random"] = "random"
 
+    @field_validator("observes")
+    @classmethod
+    def _reads_nothing(cls, v: str | None) -> str | None:
+        if v not in (None, "none"):
+            raise ValueError(f"a random agent reads nothing: observes must be none, got {v!r}")
+        return v
 
-class PureRLAgentConfig(_Agent):
-    """A policy trained by the RL engine on the harness (per cell seed), or a given checkpoint."""
 
-    kind: Literal["pure_rl"] = "pure_rl"
-    algo: Literal["ppo", "sac"] = "ppo"
-    train_steps: int | None = Field(None, ge=1)  # env steps of training per (harness, seed)
+class _Trained(_Agent):
+    """Fields shared by the agents that train a policy per cell (pure RL, the HRL controller)."""
+
     recipe: str | None = None  # a TrainConfig YAML whose hyperparameters to use
     overrides: dict = Field(default_factory=dict)  # TrainConfig fields on top of the recipe
-    checkpoint: str | None = None  # evaluate this run dir instead of training
-    # Train once per harness with this seed and evaluate that policy on every cell seed (its
-    # episodes differ per seed), instead of one training run per cell seed: for baselines
-    # whose training is the costly part. The ledger charges that one run once.
-    train_seed: int | None = Field(None, ge=0)
     eval_every: int = Field(0, ge=0)  # env steps between learning-curve points; 0: end only
     curve_episodes: int = Field(10, ge=1)  # episodes per learning-curve point
     # Sample actions from the trained policy (false) or take the argmax (true). Sampling is
     # the policy PPO optimised; a greedy MiniGrid policy can loop where the sampler succeeds.
     deterministic: bool = False
 
+
+class PureRLAgentConfig(_Trained):
+    """A policy trained by the RL engine on the harness (per cell seed), or a given checkpoint.
+
+    `observes: full` trains and evaluates on the harness's full-observation variant (MiniGrid:
+    the whole grid, `full_grid: true`), `view` (the default) on its own observation."""
+
+    LABELS: ClassVar[tuple[str, ...]] = ("decides_from",)  # `observes` picks the observation
+
+    kind: Literal["pure_rl"] = "pure_rl"
+    algo: Literal["ppo", "sac"] = "ppo"
+    train_steps: int | None = Field(None, ge=1)  # env steps of training per (harness, seed)
+    recipes: dict[str, str] = Field(default_factory=dict)  # harness label -> recipe (tuned per family)
+    checkpoint: str | None = None  # evaluate this run dir instead of training
+    # One policy per seed trained on all of this suite's harnesses (train_steps in total),
+    # evaluated on each; false: one policy per harness and seed.
+    multitask: bool = False
+    # Train once per harness with this seed and evaluate that policy on every cell seed (its
+    # episodes differ per seed), instead of one training run per cell seed: for baselines
+    # whose training is the costly part. The ledger charges that one run once.
+    train_seed: int | None = Field(None, ge=0)
+
     @model_validator(mode="after")
     def _one_source(self) -> PureRLAgentConfig:
         if (self.train_steps is None) == (self.checkpoint is None):
             raise ValueError("give exactly one of train_steps (train on the harness) or checkpoint (a run dir)")
-        if self.train_seed is not None and self.checkpoint is not None:
-            raise ValueError("train_seed applies to training (train_steps), not to a given checkpoint")
+        if self.observes not in (None, "view", "full"):
+            raise ValueError(f"observes: pure RL reads the harness's observation, view or full; got {self.observes!r}")
+        if self.multitask and self.checkpoint is not None:
+            raise ValueError("multitask: trains one policy over the suite's harnesses; not with checkpoint")
+        if self.train_seed is not None and (self.checkpoint is not None or self.multitask):
+            raise ValueError("train_seed applies to training one policy per harness (train_steps), "
+                             "not to a given checkpoint or multitask")
+        return self
+
+
+class OptionSpec(StrictModel):
+    """One option of the HRL controller: a skill call from the library."""
+
+    skill: str  # skill name (or name@version)
+    args: dict = Field(default_factory=dict)
+
+
+class HRLAgentConfig(_Trained):
+    """PPO whose actions are skill calls (options) from the library: the RL controller over the
+    same skills a planner uses, trained with the harness's reward (`polar.skills.options`).
+
+    `train_steps` counts controller decisions; the ledger charges every primitive env step
+    the options took while training, plus the skills' pretraining."""
+
+    LABELS: ClassVar[tuple[str, ...]] = ("observes", "decides_from")
+
+    kind: Literal["hrl"] = "hrl"
+    train_steps: int = Field(ge=1)  # controller decisions (option calls) of training per cell
+    skills: str | None = None  # skill library dir; None: the default library
+    options: list[OptionSpec] | None = None  # None: derived from the harness (goto per object, primitives)
+    controller: Literal["view", "full"] = "view"  # what the controller's policy observes
+    max_options: int = Field(64, ge=1)  # option calls per episode before it is cut
+    option_steps: int | None = Field(None, ge=1)  # cap on each option's step budget (None: the skill's)
+
+    @model_validator(mode="after")
+    def _labels(self) -> HRLAgentConfig:
+        if self.decides_from not in (None, self.controller):
+            raise ValueError(f"decides_from: the controller observes {self.controller!r} (controller:); "
+                             f"got {self.decides_from!r}")
         return self
 
 
@@ -102,7 +182,7 @@ class PlannerAgentConfig(_Agent):
 
 
 SuiteAgent = Annotated[
-    RandomAgentConfig | PureRLAgentConfig | PlannerAgentConfig, Field(discriminator="kind")
+    RandomAgentConfig | PureRLAgentConfig | PlannerAgentConfig | HRLAgentConfig, Field(discriminator="kind")
 ]
 
 
@@ -147,7 +227,11 @@ class Suite(StrictModel):
     episodes: int = Field(10, ge=1)  # evaluation episodes per cell
     eval_seed: int = Field(100_000, ge=0)  # episode env seed = eval_seed + 1000 * seed + index
     workers: int = Field(0, ge=0)  # 0: in-process; N: N Ray workers running cells
-    bootstrap: int = Field(2000, ge=100)  # bootstrap resamples for return intervals
+    bootstrap: int = Field(2000, ge=100)  # bootstrap resamples for every interval
+    # The first `trace` episodes of each cell keep a step trace (actions, rewards and a text
+    # frame per step, up to `trace_frames`) for the report's episode pages. Not in cell keys.
+    trace: int = Field(1, ge=0)
+    trace_frames: int = Field(300, ge=1)
     _source: str | None = PrivateAttr(default=None)  # the file it was loaded from
 
     @property
@@ -220,8 +304,9 @@ class Suite(StrictModel):
         `inputs` fingerprints what the config only names (profile, recipe, skill library)."""
         payload = {
             "inputs": inputs,
-            # an agent's seed subset picks cells; it does not change what a cell computes
-            "agent": self.agent(cell.agent).model_dump(mode="json") | {"seeds": None},
+            # an agent's seed subset picks cells and its labels describe them; neither changes
+            # what a cell computes
+            "agent": _computing_fields(self.agent(cell.agent)) | {"seeds": None},
             "harness": self.harness(cell.harness).model_dump(mode="json"),
             "seed": cell.seed,
             "episodes": self.episodes,
@@ -229,6 +314,10 @@ class Suite(StrictModel):
         }
         blob = json.dumps(payload, sort_keys=True).encode()
         return hashlib.sha256(blob).hexdigest()[:16]
+
+
+def _computing_fields(agent: SuiteAgent) -> dict:
+    return {k: v for k, v in agent.model_dump(mode="json").items() if k not in agent.LABELS}
 
 
 class Cell(StrictModel):

@@ -161,6 +161,44 @@ class Harness(ABC):
         self.close()
 
 
+class HarnessWrapper(Harness):
+    """Delegates exactly the Harness interface (capabilities included) to `inner`; a wrapper
+    overrides what it adds (recording, tracing, counting) and nothing else."""
+
+    def __init__(self, inner: Harness) -> None:
+        self.inner = inner
+        self.spec = inner.spec
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
+        return self.inner.reset(seed=seed, options=options)
+
+    def step(self, action: Any) -> StepResult:
+        return self.inner.step(action)
+
+    def close(self) -> None:
+        self.inner.close()
+
+    def symbolic_state(self) -> SymbolicState | None:
+        return self.inner.symbolic_state()
+
+    def render_text(self, obs: Any) -> str:
+        return self.inner.render_text(obs)
+
+    def capability(self, name: str) -> Any:
+        return self.inner.capability(name)
+
+    def capabilities(self) -> set[str]:
+        return self.inner.capabilities()
+
+    @property
+    def observation_space(self) -> gym.Space:
+        return self.inner.observation_space
+
+    @property
+    def action_space(self) -> gym.Space:
+        return self.inner.action_space
+
+
 class HarnessEnv(gym.Env):
     """A gymnasium.Env view of a harness, for vector envs, RL and Gymnasium's env checker."""
 

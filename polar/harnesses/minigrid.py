@@ -16,6 +16,7 @@ import numpy as np
 from minigrid.core.constants import IDX_TO_COLOR, IDX_TO_OBJECT
 from minigrid.minigrid_env import MiniGridEnv
 
+from polar.errors import ConfigError
 from polar.harnesses.base import Harness, HarnessSpec, StepResult, SymbolicObject, SymbolicState
 from polar.harnesses.gym import _first_paragraph, make_gym_env
 from polar.harnesses.missions import PORTABLE, parse_mission
@@ -80,16 +81,26 @@ def _references(objects: list[SymbolicObject], carrying: Any) -> dict[int, list[
 
 
 class MiniGridHarness(Harness):
-    """`rgb: true` (a harness kwarg) shows the agent's view as pixels (MiniGrid's
-    RGBImgPartialObsWrapper, `tile_size` px per cell) instead of the symbolic index grid."""
+    """`full_grid: true` (a harness kwarg) shows the whole grid (MiniGrid's FullyObsWrapper:
+    object, colour, state per cell, the agent as an object whose state is its direction)
+    instead of the agent's 7x7 egocentric view: the `full` observation of pure-RL controls.
+    `rgb: true` shows the agent's view as pixels (MiniGrid's RGBImgPartialObsWrapper,
+    `tile_size` px per cell) instead of the symbolic index grid."""
 
-    def __init__(self, env_id: str, description: str | None = None, rgb: bool = False, tile_size: int = 8,
-                 **kwargs: Any) -> None:
+    def __init__(self, env_id: str, description: str | None = None, full_grid: bool = False, rgb: bool = False,
+                 tile_size: int = 8, **kwargs: Any) -> None:
+        if full_grid and rgb:
+            raise ConfigError(f"{env_id}: full_grid and rgb together are not offered (pick one)")
         self.env = make_gym_env(env_id, **kwargs)
+        if full_grid:
+            from minigrid.wrappers import FullyObsWrapper
+
+            self.env = FullyObsWrapper(self.env)
         if rgb:
             from minigrid.wrappers import RGBImgPartialObsWrapper
 
             self.env = RGBImgPartialObsWrapper(self.env, tile_size=tile_size)
+        self.full_grid = full_grid
         u = self.env.unwrapped
         if not isinstance(u, MiniGridEnv):
             raise TypeError(f"{env_id} is not a MiniGrid environment")
@@ -104,8 +115,10 @@ class MiniGridHarness(Harness):
         self.spec = HarnessSpec(
             id=f"minigrid:{env_id}",
             description=description or (
-                f"MiniGrid grid world {env_id}. {doc} The agent sees a {img.shape[0]}x{img.shape[1]} "
-                "egocentric view (walls block sight); "
+                f"MiniGrid grid world {env_id}. {doc} "
+                + (f"The agent sees the whole {img.shape[0]}x{img.shape[1]} grid (itself as an object "
+                   "whose state is its direction); " if full_grid else
+                   f"The agent sees a {img.shape[0]}x{img.shape[1]} egocentric view (walls block sight); ")
                 + ("the image is RGB pixels. " if rgb else
                    "the image channels are object type, colour and state indices. ")
                 + "Reward 1 - 0.9 * steps / max_steps on success, else 0."
@@ -300,7 +313,10 @@ class MiniGridHarness(Harness):
 
     def render_text(self, obs: dict[str, Any]) -> str:
         """The agent's egocentric view as a grid (agent `^^` at the bottom centre, facing up)
-        plus a list of visible objects with their offsets, then the mission."""
+        plus a list of visible objects with their offsets, then the mission. With `full_grid`,
+        the whole grid (x to the right, y down) with the agent as an arrow."""
+        if self.full_grid:
+            return self._render_full(obs)
         img = np.asarray(obs["image"])
         w, h = img.shape[0], img.shape[1]
         ax, ay = w // 2, h - 1
@@ -335,4 +351,18 @@ class MiniGridHarness(Harness):
             f"Mission: {obs['mission']}",
         ]
         return "\n".join(lines)
+
+    def _render_full(self, obs: dict[str, Any]) -> str:
+        img = np.asarray(obs["image"])
+        arrows = (">>", "vv", "<<", "^^")
+        rows = [" ".join(arrows[int(img[i, j, 2]) % 4] if IDX_TO_OBJECT[int(img[i, j, 0])] == "agent"
+                         else _cell_code(*(int(v) for v in img[i, j])) for i in range(img.shape[0]))
+                for j in range(img.shape[1])]
+        u = self._grid
+        carrying = f"{u.carrying.color} {u.carrying.type}" if u.carrying else "nothing"
+        return "\n".join([
+            "Grid (x right, y down; you are the arrow; ## wall, . empty, K key, A ball, B box, "
+            "D door, d open door, L locked door, GG goal, ~~ lava; second letter = colour initial):",
+            *rows, f"Carrying: {carrying}.", f"Mission: {obs['mission']}",
+        ])
 

@@ -108,7 +108,8 @@ class GridEncoder(nn.Module):
         self.vocab = vocab
         self.embed = nn.Embedding(vocab * c, embed)
         self.register_buffer("offsets", torch.arange(c) * vocab, persistent=False)
-        pool = nn.MaxPool2d(2) if min(h, w) >= 5 else nn.Identity()
+        # pool only where three 2x2 convolutions still fit after it (7x7 views; not 5x5 or 6x6 full grids)
+        pool = nn.MaxPool2d(2) if min(h, w) >= 7 else nn.Identity()
         self.cnn = nn.Sequential(
             nn.Conv2d(c * embed, 16, 2), nn.ReLU(), pool,
             nn.Conv2d(16, 32, 2), nn.ReLU(),

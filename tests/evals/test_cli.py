@@ -60,4 +60,4 @@ def test_random_cartpole_is_not_reported_as_solved_and_pendulum_shows_returns_on
     row = json.loads((tmp_path / "pd" / "results.json").read_text())["rows"][0]
     assert row["success"]["n"] == 0 and row["failures"] == {}  # nothing can tell success here
     report = (tmp_path / "pd" / "report.md").read_text()
-    assert "| random | Pendulum-v1 | unknown |" in report
+    assert "| random | none | Pendulum-v1 | 1 | unknown |" in report

@@ -16,7 +16,8 @@ from polar.evals.runner import run_suite
 SUITE = {
     "name": "report-test",
     "description": "random play on two grids",
-    "agents": [{"name": "random", "kind": "random"}],
+    # two random agents play the same seeded actions from the same env seeds: identical episodes
+    "agents": [{"name": "random", "kind": "random"}, {"name": "random2", "kind": "random"}],
     "harnesses": [
         {"id": "minigrid:MiniGrid-Empty-5x5-v0", "max_steps": 40},
         {"id": "minigrid:MiniGrid-DoorKey-5x5-v0", "max_steps": 30},
@@ -41,13 +42,42 @@ def test_report_files(report: tuple[Path, dict[str, Path]]) -> None:
         assert paths[key].is_file() and paths[key].stat().st_size > 0, key
     assert paths["success_plot"].read_bytes().startswith(PNG_MAGIC)
     data = json.loads(paths["results"].read_text())
-    assert data["format"] == "polar.evals.results/1"
+    assert data["format"] == "polar.evals.results/2"
     assert {r["harness"] for r in data["rows"]} == {"Empty-5x5", "DoorKey-5x5"}
     again = load_results(out)
     assert again.rows == load_results(paths["results"]).rows
     md = paths["markdown"].read_text()
-    assert "| random | DoorKey-5x5 | 0% [0, 32] |" in md  # 0/8 -> Wilson upper 32.4%
-    assert "step-limit 8" in md
+    # 0/8 over 2 seeds: every resample is 0; the pooled Wilson interval stays in results.json
+    assert "| random | none | DoorKey-5x5 | 2 | 0% [0, 0] |" in md
+    row = next(r for r in again.rows if r.agent == "random" and r.harness == "DoorKey-5x5")
+    assert row.success_pooled.hi == pytest.approx(0.3244, abs=1e-3) and row.observes == "none"
+    assert row.seed_success == {0: 0.0, 1: 0.0} and row.ledger.total == 0
+    assert "step-limit 8" in md and "**observes**" in md and "## Cost ledger per agent" in md
+    # identical agents: P(A > B) = 1/2 exactly and no discordant pair
+    [cmp] = again.comparisons
+    assert (cmp.a, cmp.b, cmp.same_information) == ("random", "random2", True)
+    assert cmp.probability_of_improvement is not None and cmp.probability_of_improvement.value == 0.5
+    assert all(p.a_only == p.b_only == 0 and p.p_value == 1.0 and p.pairs == 8 for p in cmp.paired)
+    assert "[seed 0](episodes/random/DoorKey-5x5/seed-0.html)" in md
+
+
+def test_episode_pages(report: tuple[Path, dict[str, Path]]) -> None:
+    from polar.evals.cells import CellResult
+    from polar.evals.trace import decode_frames
+
+    out, paths = report
+    page = out / "episodes" / "random" / "DoorKey-5x5" / "seed-1.html"
+    html = page.read_text()
+    assert "href='../../../report.html'" in html and "id='ep-3'" in html
+    assert 'href="episodes/random/DoorKey-5x5/seed-1.html"' in paths["html"].read_text()
+    # the first episode of each cell keeps its trace: 30 steps (max_steps) plus the start frame
+    cell = CellResult.model_validate_json((out / "cells" / "random" / "DoorKey-5x5" / "seed-1.json").read_text())
+    trace = cell.episodes[0].extra["trace"]
+    assert "trace" not in cell.episodes[1].extra
+    frames = decode_frames(trace["frames"])
+    assert len(frames) == 31 and len(trace["actions"]) == 30 and trace["steps"] == 30
+    assert frames[0].startswith("WGWGWGWGWG") and "carrying: nothing" in frames[0]
+    assert "Step trace" in html and trace["action_meanings"][0] == "left"
 
 
 def test_html_is_self_contained(report: tuple[Path, dict[str, Path]]) -> None:
@@ -92,3 +122,16 @@ def test_report_html_renders_in_headless_chromium(report: tuple[Path, dict[str, 
 
     img = mpimg.imread(shot)
     assert img.std() > 0.05  # not a blank page: tables and plots put ink on it
+
+
+@pytest.mark.skipif(_chromium() is None, reason="chromium not installed (scripts/install_system_deps.sh)")
+def test_episode_page_trace_runs_in_headless_chromium(report: tuple[Path, dict[str, Path]], tmp_path: Path) -> None:
+    out, _ = report
+    page = out / "episodes" / "random" / "DoorKey-5x5" / "seed-0.html"
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+             f"--user-data-dir={tmp_path / 'profile'}", "--virtual-time-budget=3000"]
+    proc = subprocess.run([_chromium(), *flags, "--dump-dom", page.as_uri()], capture_output=True, text=True,
+                          timeout=120)
+    # the script decoded the row deltas and shows the start frame under the slider
+    assert "step 0 / 30: start" in proc.stdout, proc.stderr[-2000:]
+    assert re.search(r"<pre>WGWGWGWGWG", proc.stdout)

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from polar.errors import ConfigError
+from polar.evals.cells import CellResult, cell_key
 from polar.evals.rl_agent import CURVE_FILE
 from polar.evals.runner import cell_path, run_cells, run_suite
 from polar.evals.suite import load_suite
@@ -88,12 +89,50 @@ def test_goal_conditioned_sac_her_on_a_maze(tmp_path: Path) -> None:
 def test_a_finished_run_is_reused_whatever_its_folder_is_called(tmp_path: Path) -> None:
     """A Ray worker names the training folder by absolute path, an in-process run as given:
     the same config under either name is the same run, not one to delete and retrain."""
-    from polar.evals.rl_agent import _same_config, train_config
+    from polar.evals.rl_agent import train_config
+    from polar.evals.training import same_config
 
     suite = load_suite({**SUITE, "agents": [{**PPO, "train_steps": 512}]})
     agent, entry = suite.agents[0], suite.harnesses[0]
     run = tmp_path / "train"
     run.mkdir()
     (run / "config.yaml").write_text(json.dumps(train_config(agent, entry, 0, run.resolve()).model_dump(mode="json")))
-    assert _same_config(run, train_config(agent, entry, 0, Path(os.path.relpath(run))))
-    assert not _same_config(run, train_config(agent, entry, 1, run))  # another seed is another run
+    assert same_config(run, train_config(agent, entry, 0, Path(os.path.relpath(run))))
+    assert not same_config(run, train_config(agent, entry, 1, run))  # another seed is another run
+def test_multitask_trains_one_policy_per_seed_for_all_harnesses(tmp_path: Path) -> None:
+    multi = {**PPO, "name": "multi", "multitask": True}
+    harnesses = [{"id": "minigrid:MiniGrid-Empty-5x5-v0", "max_steps": 50},
+                 {"id": "minigrid:MiniGrid-Empty-6x6-v0", "max_steps": 50}]
+    res = run_suite({**SUITE, "agents": [multi], "harnesses": harnesses}, tmp_path, progress=False)
+    run_dir = tmp_path / "work" / "multi" / "@all-tasks" / "seed-0" / "train"
+    assert (run_dir / "policy").is_dir()
+    assert not (tmp_path / "work" / "multi" / "Empty-5x5" / "seed-0" / "train").exists()
+    # one run, on both tasks (a task per reset), charged once: rows and the agent total agree
+    assert [r.train_env_steps for r in res.rows] == [2048, 2048]
+    [total] = res.totals
+    assert total.train_env_steps == 2048 and total.ledger.task_train_env_steps == 2048
+    assert "one policy over every task" in total.role
+    # the second cell reused the first's run; each harness has its own learning curve
+    assert sorted(p.name for p in run_dir.glob("eval_curve.*.jsonl")) == [
+        "eval_curve.Empty-5x5.jsonl", "eval_curve.Empty-6x6.jsonl"]
+    assert {c.harness: c.env_steps for c in res.curves} == {"Empty-5x5": [0, 1024, 2048],
+                                                            "Empty-6x6": [0, 1024, 2048]}
+    suite = load_suite({**SUITE, "agents": [multi], "harnesses": harnesses})
+    cells = [CellResult.model_validate_json(cell_path(tmp_path, c).read_text()) for c in suite.cells()]
+    assert {c.prep.info["run_dir"] for c in cells} == {str(run_dir)}
+    # another task changes the shared policy: every cell of the agent is stale, not only the new one
+    bigger = load_suite({**SUITE, "agents": [multi], "harnesses": [*harnesses, {"id": "minigrid:MiniGrid-Empty-8x8-v0"}]})
+    assert all(cell_key(bigger, c) != cell_key(suite, c) for c in suite.cells())
+    assert cell_key(load_suite({**SUITE, "agents": [multi], "harnesses": harnesses}), suite.cells()[0]) == \
+        cell_key(suite, suite.cells()[0])
+
+
+def test_full_observation_trains_on_the_whole_grid(tmp_path: Path) -> None:
+    full = {**PPO, "name": "full", "observes": "full", "train_steps": 512, "eval_every": 0}
+    res = run_suite({**SUITE, "agents": [full]}, tmp_path, progress=False)
+    [row] = res.rows
+    assert (row.observes, row.decides_from, row.train_env_steps) == ("full", "full", 512)
+    from polar.rl.policy import load_policy
+
+    policy = load_policy(tmp_path / "work" / "full" / "Empty-5x5" / "seed-0" / "train")
+    assert policy.observation_space["image"].shape == (5, 5, 3)  # the whole 5x5 grid, not the 7x7 view
