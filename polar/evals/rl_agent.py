@@ -6,7 +6,8 @@ Variants a reviewer asks for, all as config of this one agent:
 - `observes: full` trains and plays on the harness's full-observation variant;
 - `recipes:` one recipe per harness (hyper-parameters per task family);
 - `multitask: true` trains one policy per seed over all the suite's harnesses (the same total
-  budget, `train_steps`) and evaluates it on each; the run is shared by the seed's cells.
+  budget, `train_steps`) and evaluates it on each; the run is shared by the seed's cells;
+- `train_seed: N` trains one policy per harness (seed N) and evaluates it on every cell seed.
 
 Training runs in `<out>/work/<cell>/train` (multitask: `<out>/work/<agent>/@all-tasks/seed-<s>/train`)
 through `polar.evals.training.train_or_resume`: a run killed half-way resumes from its latest
@@ -76,7 +77,7 @@ def multitask_config(cfg: PureRLAgentConfig, entries: list[SuiteHarness], seed: 
 
 @contextmanager
 def _locked(folder: Path) -> Iterator[None]:
-    """One cell at a time trains a shared (multitask) run; the others wait, then reuse it."""
+    """One cell at a time trains a shared (multitask, train_seed) run; the others wait, then reuse it."""
     folder.mkdir(parents=True, exist_ok=True)
     with open(folder / ".lock", "w") as f:
         fcntl.flock(f, fcntl.LOCK_EX)
@@ -145,6 +146,12 @@ class PureRLAgent(EvalAgent):
         start = time.perf_counter()
         if cfg.multitask:
             run, key, curve_name = self._train_multitask(entry, seed, work_dir)
+        elif cfg.train_seed is not None:  # one run per harness, shared by its cells' seeds
+            run = work_dir.parent / f"train-seed-{cfg.train_seed}"  # work_dir: <agent>/<harness>/seed-<s>
+            with _locked(work_dir.parent):
+                tcfg = train_config(cfg, entry, cfg.train_seed, run)
+                train_or_resume(tcfg, run, [self._curve(run, entry, CURVE_FILE)], game=harness_fingerprint(entry.id))
+            key, curve_name = f"train:{cfg.name}:{entry.label}:{cfg.train_seed}", CURVE_FILE
         else:
             run = work_dir / "train"
             tcfg = train_config(cfg, entry, seed, run)

@@ -186,7 +186,7 @@ def run_cells(
     with _progress(progress) as bar:
         task = bar.add_task(f"{suite.name}: {len(todo)} cells to run, {len(summary.skipped)} done",
                             total=len(todo) * suite.episodes)
-        if n_workers == 0:
+        if n_workers == 0 or not todo:  # nothing to run: no Ray cluster to start
             for cell in todo:
                 bar.update(task, description=f"{suite.name}: {cell.slug}")
                 done[cell.slug] = res = run_cell(suite, cell, out, lambda: bar.advance(task))
@@ -223,8 +223,11 @@ def _run_on_ray(suite: Suite, todo: list[Cell], out: Path, n_workers: int,
     remote = ray.remote(num_cpus=1, max_retries=0)(_remote_cell)
     suite_json = suite.model_dump_json()
     cwd = os.getcwd()
+    # Seed-major order: cells of one agent and harness that share a training run (pure RL with
+    # `train_seed`) then start apart, instead of waiting on one another's lock side by side.
+    order = sorted(todo, key=lambda c: c.seed)  # stable: agents and harnesses keep their order
     pending = {remote.remote(suite_json, c.model_dump_json(), str(out.resolve()), cwd, os.getpid()): c
-               for c in todo}
+               for c in order}
     try:
         while pending:
             ready, _ = ray.wait(list(pending), num_returns=1)

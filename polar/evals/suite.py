@@ -103,6 +103,10 @@ class PureRLAgentConfig(_Trained):
     # One policy per seed trained on all of this suite's harnesses (train_steps in total),
     # evaluated on each; false: one policy per harness and seed.
     multitask: bool = False
+    # Train once per harness with this seed and evaluate that policy on every cell seed (its
+    # episodes differ per seed), instead of one training run per cell seed: for baselines
+    # whose training is the costly part. The ledger charges that one run once.
+    train_seed: int | None = Field(None, ge=0)
 
     @model_validator(mode="after")
     def _one_source(self) -> PureRLAgentConfig:
@@ -112,6 +116,9 @@ class PureRLAgentConfig(_Trained):
             raise ValueError(f"observes: pure RL reads the harness's observation, view or full; got {self.observes!r}")
         if self.multitask and self.checkpoint is not None:
             raise ValueError("multitask: trains one policy over the suite's harnesses; not with checkpoint")
+        if self.train_seed is not None and (self.checkpoint is not None or self.multitask):
+            raise ValueError("train_seed applies to training one policy per harness (train_steps), "
+                             "not to a given checkpoint or multitask")
         return self
 
 

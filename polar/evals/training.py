@@ -119,13 +119,19 @@ class CurveRecorder:
 
 
 def same_config(run: Path, tcfg: Any) -> bool:
+    """Whether the run in `run` was started with `tcfg`, whatever its folder is called: a Ray
+    worker names it by absolute path, an in-process run as given (often relative), and a
+    mismatch there must not throw away a finished training run."""
     p = run / "config.yaml"
     if not p.exists():
         return False
     try:
-        return read_yaml(p) == tcfg.model_dump(mode="json")
+        saved = read_yaml(p)
     except ConfigError:
         return False
+    if not isinstance(saved, dict):
+        return False
+    return {**saved, "out": None} == {**tcfg.model_dump(mode="json"), "out": None}
 
 
 def train_or_resume(tcfg: Any, run: Path, curves: list[CurveRecorder], hooks: list[Callable[[Any], None]] | None = None,

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
 
+import pytest
+
+from polar.errors import ConfigError
 from polar.evals.cells import CellResult, cell_key
 from polar.evals.rl_agent import CURVE_FILE
 from polar.evals.runner import cell_path, run_cells, run_suite
@@ -54,6 +59,46 @@ def test_a_changed_training_budget_retrains(tmp_path: Path) -> None:
     assert res.curves[0].env_steps == [1024]  # only the final point; the 512-step run is gone
 
 
+def test_train_seed_trains_once_per_harness_for_all_cell_seeds(tmp_path: Path) -> None:
+    agent = {**PPO, "train_steps": 512, "eval_every": 0, "train_seed": 3}
+    res = run_suite({**SUITE, "agents": [agent], "seeds": [0, 1]}, tmp_path, progress=False)
+    [row] = res.rows
+    assert row.seeds == 2 and row.train_env_steps == 512  # one run, charged once
+    harness_dir = tmp_path / "work" / "ppo" / "Empty-5x5"
+    assert (harness_dir / "train-seed-3" / "eval.json").is_file()
+    assert not list(harness_dir.glob("seed-*/train"))
+    with pytest.raises(ConfigError, match="train_seed"):
+        load_suite({**SUITE, "agents": [{"name": "c", "kind": "pure_rl", "checkpoint": "x", "train_seed": 0}]})
+
+
+def test_goal_conditioned_sac_her_on_a_maze(tmp_path: Path) -> None:
+    """The maze suite's baseline: the sac_her_maze recipe (HER over the package's dict
+    observation) trains through the suite on a maze harness and plays its episodes."""
+    sac = {"name": "sac", "kind": "pure_rl", "algo": "sac", "recipe": "sac_her_maze", "train_steps": 400,
+           "deterministic": True, "overrides": {"network": {"hidden": [16]},
+                                                "sac": {"learning_starts": 200, "batch_size": 32}}}
+    suite = {"name": "m", "agents": [sac], "seeds": [0], "episodes": 2,
+             "harnesses": [{"id": "maze:PointMaze_UMaze-v3", "max_steps": 30}]}
+    res = run_suite(suite, tmp_path, progress=False)
+    [row] = res.rows
+    assert row.train_env_steps == 400 and row.episodes == 2
+    done = json.loads((tmp_path / "work" / "sac" / "PointMaze_UMaze-v3" / "seed-0" / "train" / "eval.json").read_text())
+    assert done["updates"] > 0  # it did learn from the HER buffer
+
+
+def test_a_finished_run_is_reused_whatever_its_folder_is_called(tmp_path: Path) -> None:
+    """A Ray worker names the training folder by absolute path, an in-process run as given:
+    the same config under either name is the same run, not one to delete and retrain."""
+    from polar.evals.rl_agent import train_config
+    from polar.evals.training import same_config
+
+    suite = load_suite({**SUITE, "agents": [{**PPO, "train_steps": 512}]})
+    agent, entry = suite.agents[0], suite.harnesses[0]
+    run = tmp_path / "train"
+    run.mkdir()
+    (run / "config.yaml").write_text(json.dumps(train_config(agent, entry, 0, run.resolve()).model_dump(mode="json")))
+    assert same_config(run, train_config(agent, entry, 0, Path(os.path.relpath(run))))
+    assert not same_config(run, train_config(agent, entry, 1, run))  # another seed is another run
 def test_multitask_trains_one_policy_per_seed_for_all_harnesses(tmp_path: Path) -> None:
     multi = {**PPO, "name": "multi", "multitask": True}
     harnesses = [{"id": "minigrid:MiniGrid-Empty-5x5-v0", "max_steps": 50},

@@ -184,3 +184,38 @@ def test_recipe_validates_and_her_reward_is_the_env_reward():
     rng = np.random.default_rng(0)
     ag, dg = rng.uniform(-1, 1, (500, 2)).astype(np.float32), rng.uniform(-1, 1, (500, 2)).astype(np.float32)
     assert np.array_equal(her(ag, dg), goal_reward(ag, dg))
+
+
+def test_shipped_reach_rolls_to_a_neighbouring_cell_in_an_open_maze():
+    """The committed reach weights, loaded through the library and run by its runner: from
+    the centre of a cell of PointMaze_Open, reach(row, col) of a random free neighbour ends
+    in that cell within 40 steps (of its budget of 100). A loose bound on a handful of calls."""
+    import torch
+
+    from polar.skills import SkillLibrary, run_skill
+
+    lib = SkillLibrary(Path(__file__).resolve().parents[2] / "skills")
+    skill = lib.get("reach")
+    assert skill.kind == "policy" and skill.features is not None
+    h = make_harness("maze:PointMaze_Open-v3", position_noise=0.0)
+    m = h.maze
+    rng = np.random.default_rng(0)
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    good, outcomes = 0, []
+    try:
+        for seed in range(8):
+            start = m.free_cells[int(rng.integers(len(m.free_cells)))]
+            near = [c for c in m.free_cells if abs(c[0] - start[0]) + abs(c[1] - start[1]) == 1]
+            target = near[int(rng.integers(len(near)))]
+            far = max(m.free_cells, key=lambda c: abs(c[0] - start[0]) + abs(c[1] - start[1]))
+            # the harness's goal (which ends the episode) out of the way
+            obs, _ = h.reset(seed=seed, options={"reset_cell": list(start), "goal_cell": list(far)})
+            out = run_skill(skill, h, {"row": target[0], "col": target[1]}, obs=obs).outcome
+            reached = m.xy_to_cell(*h.position()) == target
+            good += bool(out.success and reached and out.steps <= 40)
+            outcomes.append((start, target, out.reason, out.steps))
+    finally:
+        torch.set_num_threads(n)
+        h.close()
+    assert good >= 6, outcomes
