@@ -85,6 +85,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--seeds", type=int, default=4, help="symbolic episodes whose contexts are asked")
     ap.add_argument("--rounds", type=int, default=2, help="alternating reuse / no-reuse blocks per arm")
     ap.add_argument("--observation", default="predicates", choices=["predicates", "view"])
+    ap.add_argument("--threads", type=int, default=None,
+                    help="the server's CPU threads (default: the engine default, all cores but one)")
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "llm_latency.json")
     args = ap.parse_args(argv)
 
@@ -94,7 +96,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
     contexts = doorkey_contexts(args.seeds, args.harness)
     port = free_port()
-    settings = serve.ServerSettings(model=args.model, port=port)
+    settings = serve.ServerSettings(model=args.model, port=port, threads=args.threads)
     t0 = time.perf_counter()
     state = serve.start(settings, announce=print)
     try:

@@ -80,6 +80,6 @@ def load_cell(out_dir: Path, suite: Suite, cell: Cell, key: str | None = None) -
         res = CellResult.model_validate(json.loads(p.read_text()))
     except (ValueError, OSError):
         return None  # unreadable (e.g. written by another version): run it again
-    if res.key != (key or cell_key(suite, cell)) or len(res.episodes) != suite.episodes:
+    if res.key != (key or cell_key(suite, cell)) or len(res.episodes) != suite.episodes_for(cell.agent):
         return None
     return res

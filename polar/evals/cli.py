@@ -21,6 +21,9 @@ def compare_cmd(
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Output dir (default: runs/evals/<suite name>).")] = None,
     workers: Annotated[int | None, typer.Option(help="Ray workers (0: in-process) (default: the suite's).")] = None,
     fresh: Annotated[bool, typer.Option("--fresh", help=FRESH_HELP)] = False,
+    agents: Annotated[str | None, typer.Option(
+        "--agents", help="Run only these agents' missing cells (comma-separated names), e.g. a new arm; "
+                         "the report still shows every finished cell and lists the rest as missing.")] = None,
 ) -> None:
     """Run an eval suite and write results.json, report.md, plots, report.html.
 
@@ -32,7 +35,8 @@ def compare_cmd(
     from polar.evals.suite import load_suite
 
     s = load_suite(suite)
-    compare(s, out or default_out_dir(s), workers=workers, fresh=fresh)
+    names = None if agents is None else [a.strip() for a in agents.split(",") if a.strip()]
+    compare(s, out or default_out_dir(s), workers=workers, fresh=fresh, agents=names)
 
 
 def eval_cmd(

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from polar.errors import ConfigError
 from polar.evals.suite import Suite, load_suite
 
 if TYPE_CHECKING:
@@ -69,9 +70,12 @@ def compare(
     console: Console | None = None,
     quiet: bool = False,
     fresh: bool = False,
+    agents: list[str] | None = None,
 ) -> tuple[Results, dict[str, Path]]:
     """Run (or resume) a suite under `out_dir`, render its report, print the table and the
-    report's path. Returns the results and the report file paths. `fresh`: reuse no cell."""
+    report's path. Returns the results and the report file paths. `fresh`: reuse no cell.
+    `agents`: run only these agents' missing cells; the report still shows every finished
+    cell and lists the others as missing."""
     from rich.console import Console
 
     from polar.evals.report import render_report
@@ -79,7 +83,16 @@ def compare(
 
     s = load_suite(suite)
     out = Path(out_dir) if out_dir is not None else default_out_dir(s)
-    results = run_suite(s, out, workers=workers, progress=progress and not quiet, fresh=fresh)
+    only = None
+    if agents is not None:
+        unknown = [a for a in agents if a not in {x.name for x in s.agents}]
+        if unknown or not agents:
+            raise ConfigError(f"--agents: {', '.join(unknown) or 'nothing'} is not an agent of suite "
+                              f"{s.name} (its agents: {', '.join(a.name for a in s.agents)})")
+        if fresh:
+            raise ConfigError("--agents with --fresh: --fresh deletes every agent's cells; run without --agents")
+        only = lambda cell: cell.agent in agents  # noqa: E731
+    results = run_suite(s, out, workers=workers, progress=progress and not quiet, fresh=fresh, only=only)
     paths = render_report(results, out)
     if not quiet:
         console = console or Console()

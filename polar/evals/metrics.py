@@ -141,6 +141,7 @@ class Results(BaseModel):
     created: str
     seeds: list[int]
     episodes_per_cell: int
+    episodes_by_agent: dict[str, int] = Field(default_factory=dict)  # agents with their own count
     eval_seed: int = 0  # episode i of seed s starts from env seed eval_seed + 1000 s + i
     agents: list[str]
     harnesses: list[str]
@@ -329,7 +330,8 @@ def compute_results(suite: Suite, cells: list[CellResult]) -> Results:
     return Results(
         suite=suite.name, description=suite.description,
         created=datetime.now(UTC).isoformat(timespec="seconds"), seeds=list(suite.seeds),
-        episodes_per_cell=suite.episodes, eval_seed=suite.eval_seed, agents=[a.name for a in suite.agents],
+        episodes_per_cell=suite.episodes, eval_seed=suite.eval_seed,
+        episodes_by_agent={a.name: a.episodes for a in suite.agents if a.episodes not in (None, suite.episodes)}, agents=[a.name for a in suite.agents],
         harnesses=labels, rows=rows, totals=totals, curves=curves, comparisons=comparisons,
         skills_trained_on=skills_trained_on(cells), cells=len(cells), missing_cells=missing,
     )

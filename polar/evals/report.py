@@ -162,6 +162,11 @@ def _md_episode_links(results: Results) -> list[str]:
 
 def _skills_lines(results: Results) -> list[str]:
     return [f"- `{ref}`: {', '.join(hs) or 'no record'}" for ref, hs in results.skills_trained_on.items()]
+def _own_counts(results: Results) -> str:
+    """', 5 for smollm2-view': the agents that play their own number of episodes per cell."""
+    return "".join(f", {n} for {a}" for a, n in results.episodes_by_agent.items())
+
+
 def _reuse(results: Results) -> str:
     """Which cells this report's run computed and which it took from an earlier run."""
     if not results.ran and not results.reused:
@@ -177,8 +182,8 @@ def markdown(results: Results, plots: list[str]) -> str:
     unknown = (" Success is \"unknown\" where the harness reports none and declares no success "
                "rule: compare returns there." if any(r.success.n == 0 for r in results.rows) else "")
     parts += [
-        f"Seeds {results.seeds}, {results.episodes_per_cell} episodes per agent x harness x seed "
-        f"(episode i of seed s starts from env seed {results.eval_seed} + 1000 s + i, the same for "
+        f"Seeds {results.seeds}, {results.episodes_per_cell} episodes per agent x harness x seed"
+        f"{_own_counts(results)} (episode i of seed s starts from env seed {results.eval_seed} + 1000 s + i, the same for "
         f"every agent); generated {results.created}. {STATISTICS_NOTE}{unknown}{_reuse(results)}", "",
         INFORMATION_LEGEND, "",
         _md_table(TABLE_HEADER, table_rows(results)), "",
@@ -331,7 +336,8 @@ def html_report(results: Results, plots: dict[str, bytes]) -> str:
         "<!doctype html><html><head><meta charset='utf-8'>",
         f"<title>Eval report: {html.escape(results.suite)}</title><style>{CSS}</style></head><body>",
         f"<h1>Eval report: {html.escape(results.suite)}</h1><p>{html.escape(results.description)}</p>",
-        f"<p>Seeds {results.seeds}, {results.episodes_per_cell} episodes per cell (episode i of seed s "
+        f"<p>Seeds {results.seeds}, {results.episodes_per_cell} episodes per cell"
+        f"{html.escape(_own_counts(results))} (episode i of seed s "
         f"starts from env seed {results.eval_seed} + 1000 s + i for every agent); generated "
         f"{html.escape(results.created)}.{html.escape(_reuse(results))}</p>"
         f"<p class='note'>{html.escape(STATISTICS_NOTE)}</p>",

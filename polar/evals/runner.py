@@ -65,7 +65,7 @@ def run_cell(suite: Suite, cell: Cell, out_dir: Path,
         harness = entry.make()
         try:
             records = []
-            for i in range(suite.episodes):
+            for i in range(suite.episodes_for(cell.agent)):
                 env_seed = suite.episode_seed(cell.seed, i)
                 task = default_task(harness, env_seed, entry)
                 tracer = TracingHarness(harness, suite.trace_frames) if i < suite.trace else None
@@ -185,7 +185,7 @@ def run_cells(
     atomic_write(out / "suite.json", suite.model_dump_json(indent=1))
     with _progress(progress) as bar:
         task = bar.add_task(f"{suite.name}: {len(todo)} cells to run, {len(summary.skipped)} done",
-                            total=len(todo) * suite.episodes)
+                            total=sum(suite.episodes_for(c.agent) for c in todo))
         if n_workers == 0 or not todo:  # nothing to run: no Ray cluster to start
             for cell in todo:
                 bar.update(task, description=f"{suite.name}: {cell.slug}")
@@ -197,7 +197,7 @@ def run_cells(
                 write_cell(out, res)  # as each cell arrives: a killed run keeps what finished
                 done[res.cell.slug] = res
                 summary.ran.append(res.cell)
-                bar.advance(task, suite.episodes)
+                bar.advance(task, suite.episodes_for(res.cell.agent))
 
             _run_on_ray(suite, todo, out, n_workers, on_cell)
     summary.results = [done[c.slug] for c in suite.cells() if c.slug in done]

@@ -48,6 +48,9 @@ class _Agent(StrictModel):
     name: str = Field(pattern=SAFE_NAME)
     # a subset of the suite's seeds for this agent (e.g. fewer for costly training); None: all
     seeds: list[int] | None = None
+    # fewer (or more) evaluation episodes per cell than the suite's, e.g. for a slow LLM arm;
+    # None: the suite's `episodes`. Episode i of seed s is the same game for every agent.
+    episodes: int | None = Field(None, ge=1)
     # What the agent as a whole reads, its skills included (None: its kind's default, see
     # docs/evals.md), and what its decision maker (policy, controller, planner) reads itself.
     observes: Information | None = None
@@ -286,6 +289,10 @@ class Suite(StrictModel):
                   for a in self.agents]
         return self.model_copy(update={"agents": agents})
 
+    def episodes_for(self, agent: str) -> int:
+        """Evaluation episodes per cell of this agent (its own `episodes`, else the suite's)."""
+        return self.agent(agent).episodes or self.episodes
+
     def episode_seed(self, seed: int, index: int) -> int:
         if index >= 1000:
             raise ConfigError(f"suite {self.name}: episodes must be < 1000 per cell (seed spacing)")
@@ -309,7 +316,7 @@ class Suite(StrictModel):
             "agent": _computing_fields(self.agent(cell.agent)) | {"seeds": None},
             "harness": self.harness(cell.harness).model_dump(mode="json"),
             "seed": cell.seed,
-            "episodes": self.episodes,
+            "episodes": self.episodes_for(cell.agent),
             "eval_seed": self.eval_seed,
         }
         blob = json.dumps(payload, sort_keys=True).encode()
@@ -317,7 +324,10 @@ class Suite(StrictModel):
 
 
 def _computing_fields(agent: SuiteAgent) -> dict:
-    return {k: v for k, v in agent.model_dump(mode="json").items() if k not in agent.LABELS}
+    # `episodes` enters the key as the cell's episode count (Suite.cell_key), so that an agent
+    # without its own count keeps the key it had before the field existed
+    return {k: v for k, v in agent.model_dump(mode="json").items()
+            if k not in agent.LABELS and k != "episodes"}
 
 
 class Cell(StrictModel):

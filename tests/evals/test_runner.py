@@ -132,3 +132,27 @@ def test_changed_inputs_rerun_only_that_agent(tmp_path: Path) -> None:
     lib.register(extra)
     assert [c.agent for c in run_cells(suite, out, progress=False).ran] == ["sym"]
     assert not run_cells(suite, out, progress=False).ran
+
+
+def test_an_agent_with_its_own_episode_count_plays_the_first_episodes_of_each_seed(tmp_path: Path) -> None:
+    few = {**SUITE, "agents": [SUITE["agents"][0], {"name": "rnd2", "kind": "random", "episodes": 1}]}
+    suite = load_suite(few)
+    results = run_suite(suite, tmp_path, progress=False)
+    by_agent = {r.agent: r.episodes for r in results.rows if r.harness == "DoorKey-5x5"}
+    assert by_agent == {"rnd": 3 * 2, "rnd2": 1 * 2}
+    assert results.episodes_by_agent == {"rnd2": 1}
+    # the agent without its own count keeps the key it had before the field existed: reused
+    again = run_cells(SUITE, tmp_path, progress=False)
+    assert {c.agent for c in again.skipped} == {"rnd"}
+    assert {c.agent for c in again.ran} == {"rnd2"}  # 3 episodes now: a different cell
+
+
+def test_compare_runs_only_the_named_agents(tmp_path: Path) -> None:
+    from polar.errors import ConfigError
+    from polar.evals.comparison import compare
+
+    results, _ = compare(SUITE, tmp_path, progress=False, quiet=True, agents=["rnd2"])
+    assert {s.split("/")[0] for s in results.ran} == {"rnd2"}
+    assert {s.split("/")[0] for s in results.missing_cells} == {"rnd"}
+    with pytest.raises(ConfigError, match="--agents: nope is not an agent of suite resume"):
+        compare(SUITE, tmp_path, progress=False, quiet=True, agents=["nope"])
