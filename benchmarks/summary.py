@@ -28,7 +28,7 @@ README_HEADER = "| what | figure | goal | command |"
 def _num(value: float) -> str:
     if abs(value) >= 1000:
         return f"{value:,.0f}"
-    return f"{value:.3g}" if value != int(value) else f"{int(value)}"
+    return f"{value:.4g}" if value != int(value) else f"{int(value)}"
 
 
 def _goal(fig: dict[str, Any]) -> str:
