@@ -29,20 +29,16 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import pytest
 from bench_results import Figure, script_command, write_result
 
+if TYPE_CHECKING:
+    from polar.harnesses.connector import ConnectorHarness
+
 ROOT = Path(__file__).resolve().parents[1]
 KEYDOOR = ROOT / "harnesses" / "keydoor"
-sys.path.insert(0, str(KEYDOOR))
-
-from keydoor_connector import KeyDoor  # noqa: E402
-
-from polar.config import read_yaml  # noqa: E402
-from polar.harnesses.connector import ConnectorConfig, ConnectorHarness  # noqa: E402
 
 GOAL_STEPS_PER_S = 15_000
 SEED = 0
@@ -78,6 +74,9 @@ def _loop(reset: Any, step: Any, actions: list[int]) -> tuple[float, float, str]
 
 
 def _connector(transport: str, spin_us: float | None) -> ConnectorHarness:
+    from polar.config import read_yaml
+    from polar.harnesses.connector import ConnectorConfig, ConnectorHarness
+
     spec = read_yaml(KEYDOOR / "keydoor.yaml")
     cfg = dict(spec["connector"], transport=transport)
     if spin_us is not None:
@@ -113,6 +112,11 @@ def _echo(n: int) -> float:
 
 
 def run(steps: int, rounds: int) -> dict[str, Any]:
+    import numpy as np
+
+    sys.path.insert(0, str(KEYDOOR))
+    from keydoor_connector import KeyDoor
+
     actions = np.random.default_rng(SEED).integers(0, 6, steps).tolist()
     variants = {"stdio": ("stdio", None), "stdio_nospin": ("stdio", 0.0), "unix": ("unix", None)}
     harnesses = {name: _connector(*args) for name, args in variants.items()}

@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/goto_skill.py                     # the shipped skill, 100 episodes
     .venv/bin/python benchmarks/goto_skill.py --policy runs/goto  # a training run's policy
-    .venv/bin/python benchmarks/goto_skill.py --episodes 20 --json /tmp/goto.json
+    .venv/bin/python benchmarks/goto_skill.py --episodes 20
 
 Every row runs the same episodes (harness seeds 10000..) for the skill's policy and for a
 uniform random walk over the same three actions, with the same step budget. Reported per row:
@@ -10,7 +10,9 @@ success rate with its 95% Wilson interval, over all episodes and over the episod
 target can be reached at all (a key can wall off a one-cell-wide DoorKey room), mean steps of
 successful episodes and their ratio to the shortest path (breadth-first search over poses).
 `goal` rows open every door first (the state after toggle). Sizes 16x16 (DoorKey) and 19x19
-(FourRooms) were never trained on: the recipe trains on 5x5 .. 11x6 layouts.
+(FourRooms) were never trained on: the recipe trains on 5x5 .. 11x6 layouts. Writes
+benchmarks/results/goto_skill.json (benchmarks/README.md); goal: success >= 0.9 on the rows
+of layouts the skill was trained on.
 """
 
 from __future__ import annotations
@@ -18,17 +20,17 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
-import json
 import sys
 import time
 from pathlib import Path
-
-import torch
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from polar.harnesses.registry import make_harness  # noqa: E402
-from polar.skills.minigrid.goto_eval import RandomActor, evaluate_goto  # noqa: E402
+from bench_results import Figure, script_command, write_result  # noqa: E402
+
+GOAL_TRAINED = 0.9
 
 # (harness, object, open doors first, trained on this layout?)
 ROWS = [
@@ -57,7 +59,26 @@ def load_actor(args: argparse.Namespace):
     return load_skill_policy(skill), skill.ref
 
 
-def main() -> None:
+def figures(doc: dict[str, Any]) -> list[Figure]:
+    """The skill's success per row, with its interval; goal on the layouts it was trained on."""
+    figs = []
+    for row in doc["rows"]:
+        env = row["harness"].removeprefix("minigrid:").removesuffix("-v0")
+        when = ", doors open" if row["open_doors"] else ""
+        trained = "" if row["trained"] else " (never trained on)"
+        s = row["skill"]
+        figs.append(Figure(f"{doc['policy']} {row['object']} success on {env}{trained}{when}, "
+                           f"{s['episodes']} episodes", s["rate"], "rate",
+                           GOAL_TRAINED if row["trained"] else None, ci=(round(s["ci"][0], 3), round(s["ci"][1], 3))))
+    return figs
+
+
+def main(argv: list[str] | None = None) -> None:
+    import torch
+
+    from polar.harnesses.registry import make_harness
+    from polar.skills.minigrid.goto_eval import RandomActor, evaluate_goto
+
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--skill", default="goto", help="library ref (default: goto, the latest version)")
     ap.add_argument("--library", default=None, help="library folder (default: the workspace library over the shipped one)")
@@ -65,8 +86,7 @@ def main() -> None:
     ap.add_argument("--episodes", type=int, default=100)
     ap.add_argument("--budget", type=int, default=100, help="steps per episode (the skill's step budget)")
     ap.add_argument("--sample", action="store_true", help="sample actions instead of the argmax")
-    ap.add_argument("--json", default=None, help="write the rows here")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     torch.set_num_threads(1)  # one small forward pass per step: extra threads only contend
     actor, name = load_actor(args)
     mode = "sampled" if args.sample else "argmax"
@@ -97,9 +117,8 @@ def main() -> None:
         rows.append({"harness": f"minigrid:{hid}", "object": obj, "open_doors": open_doors, "trained": trained,
                      "skill": vars(s), "random": vars(r), "success_reachable": s_reach,
                      "success_ratio_vs_random": ratio, "wall_s": wall})
-    if args.json:
-        Path(args.json).write_text(json.dumps({"policy": name, "sampled": args.sample, "episodes": args.episodes,
-                                               "budget": args.budget, "rows": rows}, indent=1))
+    doc = {"policy": name, "sampled": args.sample, "episodes": args.episodes, "budget": args.budget, "rows": rows}
+    write_result("goto_skill", script_command("goto_skill.py", argv), figures(doc), doc)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """The maze planner over a scripted reach on PointMaze, side by side with the controller alone.
 
     .venv/bin/python benchmarks/maze_planner.py                 # 20 seeds per maze
-    .venv/bin/python benchmarks/maze_planner.py --episodes 5 --json /tmp/maze.json
+    .venv/bin/python benchmarks/maze_planner.py --episodes 5
 
 Rows, on the same harness seeds for every agent (Medium, Large, and the held-out spiral):
 
@@ -13,32 +13,44 @@ Rows, on the same harness seeds for every agent (Medium, Large, and the held-out
 The planner's figures bound what a trained `reach` can give it (a skill at least as good as
 the PD controller on one- and two-cell straight moves). Reported: success rate with its 95%
 Wilson interval, mean env steps of successful episodes, mean reach calls per episode.
-Writes benchmarks/results/maze_planner.json.
+Goal: the planner's success >= 0.9 on every maze. Writes benchmarks/results/maze_planner.json
+(benchmarks/README.md).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
-
-import numpy as np
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from polar.harnesses.registry import make_harness  # noqa: E402
-from polar.planners.maze import MazePlanner  # noqa: E402
-from polar.skills.maze.reach import scripted_action  # noqa: E402
-from polar.statistics import wilson_interval  # noqa: E402
-from tests.planners.test_maze import run_with_scripted_reach  # noqa: E402
+from bench_results import Figure, script_command, write_result  # noqa: E402
 
 MAZES = ["maze:PointMaze_Medium-v3", "maze:PointMaze_Large-v3", "maze_spiral"]
+GOAL_PLANNER = 0.9
+
+
+def figures(doc: dict[str, Any]) -> list[Figure]:
+    """Success per maze and agent, with its interval; goal on the planner's rows."""
+    figs = []
+    for row in doc["rows"]:
+        maze = row["harness"].removeprefix("maze:").removesuffix("-v3")
+        planner = row["agent"].startswith("planner")
+        figs.append(Figure(f"{maze}: {row['agent']} success, {row['episodes']} seeds", row["success"], "rate",
+                           GOAL_PLANNER if planner else None, ci=(row["ci"][0], row["ci"][1])))
+    return figs
 
 
 def scripted_alone(h, obs) -> tuple[bool, int, int]:
+    import numpy as np
+
+    from polar.skills.maze.reach import scripted_action
+
     for t in range(h.spec.max_steps):
         obs, _, term, trunc, _ = h.step(scripted_action(obs, tuple(np.asarray(obs["desired_goal"]))))
         if term or trunc:
@@ -46,12 +58,18 @@ def scripted_alone(h, obs) -> tuple[bool, int, int]:
     return False, h.spec.max_steps, 0
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    import numpy as np
+
+    from polar.harnesses.registry import make_harness
+    from polar.planners.maze import MazePlanner
+    from polar.statistics import wilson_interval
+    from tests.planners.test_maze import run_with_scripted_reach
+
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--episodes", type=int, default=20)
     ap.add_argument("--seed", type=int, default=10_000)
-    ap.add_argument("--json", default=str(ROOT / "benchmarks" / "results" / "maze_planner.json"))
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     agents = {
         "planner+scripted (lookahead 2)": lambda h, o: run_with_scripted_reach(h, o, MazePlanner(lookahead=2)),
         "planner+scripted (lookahead 1)": lambda h, o: run_with_scripted_reach(h, o, MazePlanner(lookahead=1)),
@@ -75,7 +93,8 @@ def main() -> None:
             print(f"{maze:28s} {name:32s} success {row['success']:.2f} [{lo:.2f}, {hi:.2f}]  "
                   f"steps {row['mean_steps_success']}  calls {row['mean_calls']}  ({row['wall_s']} s)")
         h.close()
-    Path(args.json).write_text(json.dumps({"seed": args.seed, "rows": rows}, indent=1) + "\n")
+    doc = {"seed": args.seed, "rows": rows}
+    write_result("maze_planner", script_command("maze_planner.py", argv), figures(doc), doc)
 
 
 if __name__ == "__main__":

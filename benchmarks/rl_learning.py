@@ -8,20 +8,20 @@ deterministic evaluation (eval.json, seeds disjoint from training). Targets:
 - ppo_cartpole:   eval mean return >= 475 within 100k env steps
 - sac_pendulum:   eval mean return >= -200 within 20k env steps
 - ppo_doorkey5x5: eval success rate >= 0.9 within 200k env steps
+
+Writes one result per task: benchmarks/results/rl_learning_<task>.json (benchmarks/README.md),
+one figure per seed.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
-from polar.config import load_yaml
-from polar.rl.config import TrainConfig
-from polar.rl.trainer import Trainer
-from polar.workspace import find_asset
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_results import Figure, script_command, write_result  # noqa: E402
 
 TARGETS: dict[str, tuple[str, float]] = {
     "ppo_cartpole": ("mean_return", 475.0),
@@ -30,7 +30,25 @@ TARGETS: dict[str, tuple[str, float]] = {
 }
 
 
+LABELS = {"ppo_cartpole": "PPO CartPole-v1 100k env steps", "sac_pendulum": "SAC Pendulum-v1 20k env steps",
+          "ppo_doorkey5x5": "PPO DoorKey-5x5 200k env steps"}
+
+
+def figures(details: dict[str, Any]) -> list[Figure]:
+    """The final evaluation of each seed's run against the task's target."""
+    task = details["task"]
+    key, target = TARGETS[task]
+    what, unit = ("eval success rate", "rate") if key == "success_rate" else ("eval mean return", "return")
+    return [Figure(f"{LABELS[task]}, {what}, seed {seed}", run[key], unit, target)
+            for seed, run in zip(details["seeds"], details["runs"], strict=True)]
+
+
 def run(task: str, seed: int, out: Path) -> dict[str, Any]:
+    from polar.config import load_yaml
+    from polar.rl.config import TrainConfig
+    from polar.rl.trainer import Trainer
+    from polar.workspace import find_asset
+
     recipe = find_asset("skills", f"recipes/{task}.yaml")
     if recipe is None:
         raise SystemExit(f"no recipe skills/recipes/{task}.yaml")
@@ -49,19 +67,18 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     tasks = list(TARGETS) if args.task == "all" else [args.task]
     ok = True
-    summary = {}
     for task in tasks:
         key, target = TARGETS[task]
         results = [run(task, s, Path(args.out)) for s in args.seeds]
         passed = sum(r["passed"] for r in results)
         need = min(2, len(results))
         ok &= passed >= need
-        summary[task] = results
         vals = ", ".join(f"seed {s}: {r.get(key)} ({r['env_steps']} steps, {r['wall_s']} s)"
                          for s, r in zip(args.seeds, results, strict=True))
         print(f"{task}: {key} >= {target}: {passed}/{len(results)} seeds pass [{vals}]", flush=True)
-    Path(args.out).mkdir(parents=True, exist_ok=True)
-    (Path(args.out) / "rl_learning.json").write_text(json.dumps(summary, indent=1))
+        details = {"task": task, "seeds": args.seeds, "runs": results}
+        command = script_command("rl_learning.py", ["--task", task, "--seeds", *map(str, args.seeds)])
+        write_result(f"rl_learning_{task}", command, figures(details), details)
     return 0 if ok else 1
 
 

@@ -1,6 +1,6 @@
 """What Ray costs and when it pays: start time, resident memory, rollout throughput.
 
-    .venv/bin/python benchmarks/rl_ray.py [--rounds 2] [--rollouts 6] [--json FILE]
+    .venv/bin/python benchmarks/rl_ray.py [--rounds 2] [--rollouts 6]
 
 1. `ray.init` of a new local Ray in a fresh process, three ways, alternating: Ray's
    defaults (`ray.init(num_cpus=2)`), Polar's previous call (no dashboard, no log forwarding), and
@@ -11,6 +11,8 @@
 2. PPO rollout throughput on CartPole-v1 (8 envs x 128 steps per rollout and worker):
    the serial collector vs `WorkerPool` with 1 and 2 Ray workers, env steps per second and
    the ratio to serial (one policy, weights shipped every rollout as in training).
+
+Writes benchmarks/results/rl_ray.json (benchmarks/README.md).
 """
 
 from __future__ import annotations
@@ -21,6 +23,11 @@ import statistics
 import subprocess
 import sys
 import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_results import Figure, script_command, write_result  # noqa: E402
 
 INIT_MODES = {
     "ray-defaults": "import ray; ray.init(address='local', num_cpus=2)",
@@ -102,12 +109,25 @@ def rollout_throughput(rollouts: int) -> dict[str, float]:
     return out
 
 
-def main() -> None:
+def figures(summary: dict[str, Any]) -> list[Figure]:
+    """For scale: start time and resident memory of each way to start Ray, and rollout
+    throughput of the serial collector and of 1 and 2 Ray workers (as a ratio to serial)."""
+    figs = []
+    for mode, m in summary["init"].items():
+        figs += [Figure(f"ray.init + first task, {mode}", round(m["init_s"], 2), "s"),
+                 Figure(f"resident memory of the driver and Ray's processes, {mode}", round(m["rss_mb"]), "MB")]
+    tp = summary["rollout_steps_per_s"]
+    figs.append(Figure("PPO rollout env steps/s on CartPole-v1, serial collector", round(tp["serial"]), "steps/s"))
+    figs += [Figure(f"PPO rollout env steps/s, {k.removeprefix('ray_')} Ray worker(s) / serial",
+                    round(v / tp["serial"], 2), "x") for k, v in tp.items() if k != "serial"]
+    return figs
+
+
+def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--rollouts", type=int, default=6)
-    ap.add_argument("--json", help="also write the results to this file")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     init: dict[str, list[dict[str, float]]] = {m: [] for m in INIT_MODES}
     for r in range(args.rounds):
         modes = list(INIT_MODES) if r % 2 == 0 else list(reversed(INIT_MODES))
@@ -126,9 +146,7 @@ def main() -> None:
     summary["rollout_steps_per_s"] = tp
     for k, v in tp.items():
         print(f"rollouts {k:7s} {v:8.0f} env steps/s  ({v / tp['serial']:.2f}x serial)", flush=True)
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(summary, f, indent=1)
+    write_result("rl_ray", script_command("rl_ray.py", argv), figures(summary), summary)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """Polar vs Stable-Baselines3, matched hyperparameters, alternating runs on the same machine.
 
     .venv/bin/python benchmarks/rl_vs_sb3.py [--task ppo_cartpole|sac_pendulum|all] [--rounds 1]
-                                             [--phases 3000] [--seed 0] [--json FILE]
+                                             [--phases 3000] [--seed 0]
 
 Both sides: one torch thread, the same hyperparameters (rl-baselines3-zoo's), training time
 only (model.learn() vs Trainer.run() up to the final evaluation), and the same evaluation
@@ -12,32 +12,38 @@ optimizer.step()) and reports its time against the fast path (goal: within 10%).
 SAC then profiles `--phases` env steps of each side (SB3 through a copy of its `train()`
 with timers; the arithmetic is SB3's) and prints milliseconds per env step and phase:
 env (action, env step, buffer add), sample (replay), critic (target + critic step), actor,
-alpha, polyak. Needs the `bench` extra (stable-baselines3).
+alpha, polyak. Needs the `bench` extra (stable-baselines3). Writes one result per task:
+benchmarks/results/rl_vs_sb3_ppo.json and rl_vs_sb3_sac.json (benchmarks/README.md).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
+import sys
 import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
-import gymnasium as gym
-import numpy as np
-import torch
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_results import Figure, script_command, write_result  # noqa: E402
 
 EVAL_SEED, EVAL_EPISODES = 1_000_000, 10
 
 TASKS: dict[str, dict[str, Any]] = {
-    "ppo_cartpole": {"env": "CartPole-v1", "steps": 100_000},
-    "sac_pendulum": {"env": "Pendulum-v1", "steps": 20_000},
+    "ppo_cartpole": {"env": "CartPole-v1", "steps": 100_000, "result": "rl_vs_sb3_ppo",
+                     "label": "PPO CartPole-v1 100k steps", "goal": 0.45},
+    "sac_pendulum": {"env": "Pendulum-v1", "steps": 20_000, "result": "rl_vs_sb3_sac",
+                     "label": "SAC Pendulum-v1 20k steps", "goal": 0.5},
 }
 
 
 def eval_fn(act, env_id: str) -> float:
     """Mean return of `act(obs) -> action` over the fixed evaluation seeds."""
+    import gymnasium as gym
+    import numpy as np
+
     env = gym.make(env_id)
     rets = []
     for i in range(EVAL_EPISODES):
@@ -186,14 +192,37 @@ def timed_sb3_sac(base: Any, timer: dict[str, float]) -> Any:
     return TimedSAC
 
 
-def main() -> None:
+def figures(details: dict[str, Any]) -> list[Figure]:
+    """One task's figures from its stored summary ({task: summary}): the wall-time ratio per
+    round (the goal), the per-phase profile (SAC) and the final returns, for scale."""
+    task = next(k for k in details if k in TASKS)
+    s = details[task]
+    label, goal = TASKS[task]["label"], TASKS[task]["goal"]
+    figs = [Figure(f"{label}, Polar / Stable-Baselines3 wall time, round {r}", ratio, "x", goal, "lower")
+            for r, ratio in enumerate(s["time_ratio_polar_over_sb3"])]
+    for r, ratio in enumerate(s.get("time_ratio_plain_over_fast", [])):
+        figs.append(Figure(f"{label}, Polar plain path (no fused Adam) / fast path wall time, round {r}",
+                           ratio, "x"))
+    if "phases_ms_per_step" in s:
+        ph = s["phases_ms_per_step"]
+        for side, name in (("polar", "Polar"), ("sb3", "SB3")):
+            figs.append(Figure(f"{label}, {name} ms per env step over the update phases "
+                               f"(profile of {ph['steps']} steps)", round(sum(ph[side].values()), 2), "ms"))
+    for side, name in (("polar", "Polar"), ("sb3", "SB3")):
+        figs += [Figure(f"{label}, {name} eval return, round {r}", ret, "return")
+                 for r, ret in enumerate(s[f"{side}_return"])]
+    return figs
+
+
+def main(argv: list[str] | None = None) -> None:
+    import torch
+
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--task", choices=[*TASKS, "all"], default="all")
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--phases", type=int, default=3000, help="SAC: env steps of the per-phase profile (0: none)")
-    ap.add_argument("--json", help="also write the results to this file")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     torch.set_num_threads(1)
     tasks = list(TASKS) if args.task == "all" else [args.task]
     results: dict[str, dict[str, list[tuple[float, float]]]] = {t: {"polar": [], "sb3": [], "polar_plain": []}
@@ -238,9 +267,13 @@ def main() -> None:
             print(f"  {k:7s} {polar_ph.get(k, 0.0):6.3f} | {sb3_ph.get(k, 0.0):6.3f}")
         print(f"  {'total':7s} {sum(polar_ph.values()):6.3f} | {sum(sb3_ph.values()):6.3f}")
         summary["sac_pendulum"]["phases_ms_per_step"] = {"steps": args.phases, "polar": polar_ph, "sb3": sb3_ph}
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(summary, f, indent=1)
+    for task in tasks:
+        # The command that reproduces this task's run alone.
+        argv_task = ["--task", task, "--rounds", str(args.rounds), "--seed", str(args.seed)]
+        if task == "sac_pendulum":
+            argv_task += ["--phases", str(args.phases)]
+        details = {task: summary[task]}
+        write_result(TASKS[task]["result"], script_command("rl_vs_sb3.py", argv_task), figures(details), details)
 
 
 if __name__ == "__main__":

@@ -2,10 +2,13 @@
 
 Reads `benchmarks/results/*.json` (the convention in bench_results.py) and writes
 `benchmarks/results/summary.md`; `make bench` runs it last. With `--readme README.md` it
-then replaces the table under the README's "## Measured" heading with the rows of
-summary.md, so the README says exactly what the last measurement said.
+then rewrites every generated table of the README: the table under its "## Measured"
+heading (the rows of summary.md) and each suite's block between `<!-- results:SUITE -->`
+and `<!-- /results:SUITE -->` (from evals/results/SUITE/results.json, see readme_tables.py),
+so the README says exactly what the committed results say. tests/test_readme_tables.py
+fails when they differ.
 
-    python benchmarks/summary.py [--results DIR] [--readme README.md]
+    python benchmarks/summary.py [--results DIR] [--suites DIR] [--readme README.md]
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
+SUITES = HERE.parent / "evals" / "results"
 HEADER = "| benchmark | figure | value | goal | result | command |"
 README_HEADER = "| what | figure | goal | command |"
 
@@ -24,13 +28,26 @@ README_HEADER = "| what | figure | goal | command |"
 def _num(value: float) -> str:
     if abs(value) >= 1000:
         return f"{value:,.0f}"
-    return f"{value:.3g}" if value != int(value) else f"{int(value)}"
+    return f"{value:.4g}" if value != int(value) else f"{int(value)}"
 
 
 def _goal(fig: dict[str, Any]) -> str:
     if fig.get("goal") is None:
         return "-"
     return f"{'>=' if fig.get('better', 'higher') == 'higher' else '<='} {_num(fig['goal'])}"
+
+
+def _value(fig: dict[str, Any]) -> str:
+    unit = fig.get("unit", "")
+    num = (lambda x: f"{x:.3f}") if unit == "rate" else _num  # noqa: E731 - rates as 0.965 [0.930, 0.983]
+    ci = f" [{num(fig['ci'][0])}, {num(fig['ci'][1])}]" if fig.get("ci") else ""
+    return f"{num(fig['value'])}{ci} {unit}".strip()
+
+
+def _measured_at(doc: dict[str, Any]) -> str:
+    when = doc.get("measured_at") or "?"
+    converted = doc.get("details", {}).get("converted", {})
+    return f"{when} (commit date)" if converted.get("measured_at") == "commit date" else when
 
 
 def _cell(text: str) -> str:
@@ -63,15 +80,13 @@ def summary_markdown(docs: list[dict[str, Any]], other: list[str]) -> str:
              HEADER, "| --- | --- | --- | --- | --- | --- |"]
     for doc in docs:
         for fig in doc["figures"]:
-            value = f"{_num(fig['value'])} {fig.get('unit', '')}".strip()
-            lines.append(f"| {doc['benchmark']} | {_cell(fig['what'])} | {value} | {_goal(fig)} | "
+            lines.append(f"| {doc['benchmark']} | {_cell(fig['what'])} | {_value(fig)} | {_goal(fig)} | "
                          f"{_result(fig)} | `{_cell(doc['command'])}` |")
     lines += ["", "| benchmark | measured at | CPUs | load average (1, 5, 15 min) |",
               "| --- | --- | --- | --- |"]
     for doc in docs:
-        load = ", ".join(str(x) for x in doc.get("loadavg", []))
-        lines.append(f"| {doc['benchmark']} | {doc.get('measured_at', '?')} | "
-                     f"{doc.get('cpus', '?')} | {load} |")
+        load = ", ".join(str(x) for x in doc.get("loadavg") or []) or "?"
+        lines.append(f"| {doc['benchmark']} | {_measured_at(doc)} | {doc.get('cpus') or '?'} | {load} |")
     failed = sum(fig.get("passed") is False for doc in docs for fig in doc["figures"])
     lines += ["", f"{sum(len(d['figures']) for d in docs)} figures, {failed} below their goal."]
     if other:
@@ -103,28 +118,40 @@ def readme_table(summary_md: str) -> str:
     return "\n".join(lines)
 
 
-def update_readme(readme: Path, summary_md: str) -> None:
-    """Replace the first table under `## Measured` with the summary's rows."""
-    text = readme.read_text()
+def replace_measured(text: str, summary_md: str) -> str:
+    """`text` with the first table under `## Measured` replaced by the summary's rows."""
     match = re.search(r"^## Measured[^\n]*\n(?:(?!\|)[^\n]*\n)*?((?:\|[^\n]*\n)+)", text, re.M)
     if match is None:
-        raise SystemExit(f"{readme}: no table under a '## Measured' heading")
+        raise SystemExit("the README has no table under a '## Measured' heading")
     start, end = match.span(1)
-    readme.write_text(text[:start] + readme_table(summary_md) + "\n" + text[end:])
+    return text[:start] + readme_table(summary_md) + "\n" + text[end:]
+
+
+def render_readme(text: str, results_dir: Path = HERE / "results", suites_dir: Path = SUITES) -> str:
+    """The README `text` with every generated table regenerated from the committed files."""
+    from readme_tables import render_suites
+
+    docs, other = load_results(results_dir)
+    return render_suites(replace_measured(text, summary_markdown(docs, other)), suites_dir)
+
+
+def update_readme(readme: Path, results_dir: Path = HERE / "results", suites_dir: Path = SUITES) -> None:
+    readme.write_text(render_readme(readme.read_text(), results_dir, suites_dir))
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--results", type=Path, default=HERE / "results")
-    ap.add_argument("--readme", type=Path, help="also rewrite this README's Measured table")
+    ap.add_argument("--suites", type=Path, default=SUITES, help="folder of the suites' results (evals/results)")
+    ap.add_argument("--readme", type=Path, help="also rewrite this README's generated tables")
     args = ap.parse_args(argv)
     docs, other = load_results(args.results)
     md = summary_markdown(docs, other)
     (args.results / "summary.md").write_text(md)
     print(md, end="")
     if args.readme:
-        update_readme(args.readme, md)
-        print(f"rewrote the Measured table of {args.readme}")
+        update_readme(args.readme, args.results, args.suites)
+        print(f"rewrote the generated tables of {args.readme}")
     return 0
 
 

@@ -16,21 +16,21 @@ import argparse
 import sys
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_results import Figure, script_command, write_result  # noqa: E402
-
-from polar.agent import Agent  # noqa: E402
-from polar.harnesses.registry import make_harness  # noqa: E402
-from polar.planners.symbolic import SymbolicPlanner  # noqa: E402
-from polar.skills.store import SkillLibrary  # noqa: E402
-from polar.statistics import wilson_interval  # noqa: E402
 
 DEFAULT = ["MiniGrid-DoorKey-8x8-v0", "MiniGrid-DoorKey-16x16-v0", "MiniGrid-UnlockPickup-v0",
            "MiniGrid-BlockedUnlockPickup-v0", "MiniGrid-KeyCorridorS3R3-v0"]
 
 
-def run(env_id: str, library: SkillLibrary, episodes: int, seed_start: int) -> dict:
+def run(env_id: str, library: Any, episodes: int, seed_start: int) -> dict:
+    from polar.agent import Agent
+    from polar.harnesses.registry import make_harness
+    from polar.planners.symbolic import SymbolicPlanner
+    from polar.statistics import wilson_interval
+
     harness = make_harness(f"minigrid:{env_id}")
     agent = Agent(SymbolicPlanner(), library)
     causes: Counter[str] = Counter()
@@ -59,6 +59,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--seed-start", type=int, default=1000)
     ap.add_argument("--library", type=Path, default=None, help="skill library folder (default: the shipped one)")
     args = ap.parse_args(argv)
+    from polar.skills.store import SkillLibrary
+
     library = SkillLibrary(args.library)
     rows = []
     for env_id in args.harness or DEFAULT:
@@ -68,10 +70,16 @@ def main(argv: list[str] | None = None) -> None:
               f"mean steps {r['mean_env_steps']:.1f} failures {r['failures'] or '-'}", flush=True)
         for f in r["failed"]:
             print(f"    seed {f['seed']}: {f['cause']}: {(f['detail'] or '')[:160]}", flush=True)
-    figures = [Figure(f"{r['harness']} success, seeds {args.seed_start}+{args.episodes}",
-                      r["successes"] / r["episodes"], "rate") for r in rows]
-    write_result("symbolic_planner", script_command("symbolic_planner.py", argv), figures,
-                 details={"library": str(library.root), "skills": [s.ref for s in library.list()], "rows": rows})
+    details = {"library": str(library.root), "skills": [s.ref for s in library.list()],
+               "seed_start": args.seed_start, "episodes": args.episodes, "rows": rows}
+    write_result("symbolic_planner", script_command("symbolic_planner.py", argv), figures(details), details)
+
+
+def figures(details: dict[str, Any]) -> list[Figure]:
+    """Success per harness, with its interval, for scale (a scripted reference)."""
+    return [Figure(f"{r['harness']} success, seeds {details['seed_start']}+{details['episodes']}",
+                   r["successes"] / r["episodes"], "rate", ci=(round(r["ci"][0], 3), round(r["ci"][1], 3)))
+            for r in details["rows"]]
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ import html
 import json
 import math
 from pathlib import Path
+from typing import Any
 
 from polar.evals.metrics import Results, Row
 from polar.evals.pages import EPISODES_DIR, write_episode_pages
@@ -58,7 +59,11 @@ def _calls(n: int, cached: int) -> str:
 
 
 def _failures(row: Row) -> str:
-    return ", ".join(f"{k} {v}" for k, v in row.failures.items()) or "-"
+    return _failure_counts(row.failures)
+
+
+def _failure_counts(failures: dict[str, int]) -> str:
+    return ", ".join(f"{k} {v}" for k, v in failures.items()) or "-"
 
 
 def observes(label: str, decides_from: str) -> str:
@@ -150,6 +155,35 @@ def _md_table(header: list[str], rows: list[list[str]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in rows]
     return "\n".join(lines)
+
+
+BRIEF_HEADER = ["agent", "observes", "harness", "seeds", "success [95% CI]", "train env steps",
+                "eval env steps", "LLM calls", "tokens", "failures"]
+
+
+def brief_markdown(stored: dict[str, Any]) -> str:
+    """The headline of a stored results.json, read as it was written (a file from before a
+    field existed still renders; `observes` is shown where every row has it): one line on
+    the episodes, the table of success and cost per agent and harness, the totals per agent,
+    and the cells not run. What the README shows of a suite."""
+    rows = stored["rows"]
+    info = all("observes" in r for r in rows)
+    header = [h for h in BRIEF_HEADER if info or h != "observes"]
+    table = []
+    for r in rows:
+        seen = [observes(r["observes"], r.get("decides_from", r["observes"]))] if info else []
+        table.append([r["agent"], *seen, r["harness"], str(r["seeds"]), pct(Estimate(**r["success"])),
+                      _steps(r["train_env_steps"]), _steps(r["eval_env_steps"]),
+                      _calls(r["llm_calls"], r.get("llm_cached", 0)), str(r["tokens"]),
+                      _failure_counts(r["failures"])])
+    totals = "; ".join(f"{t['agent']} {pct(Estimate(**t['success']))} for {_steps(t['train_env_steps'])} "
+                       "train env steps charged" for t in stored["totals"])
+    parts = [f"{stored['episodes_per_cell']} evaluation episodes per agent x harness x seed; "
+             f"results of {stored['created']}.", "", _md_table(header, table), "",
+             f"Totals over all harnesses: {totals}."]
+    if missing := stored.get("missing_cells"):
+        parts += ["", f"**Incomplete**: {len(missing)} cell(s) not run: {', '.join(missing[:20])}."]
+    return "\n".join(parts)
 
 
 def _md_episode_links(results: Results) -> list[str]:
