@@ -157,6 +157,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     reuse, fresh, logp = _stats(rows["reuse"]), _stats(rows["no-reuse"]), _stats(rows["reuse+logprobs"])
     result = {
         "model": args.model, "model_source": state.get("model_source"), "engine": "llamacpp",
+        "threads": serve.engine_threads(settings),
         "harness": args.harness, "observation": args.observation, "contexts": len(contexts),
         "server_ready_s": server_ready_s, "warmup_s": client.warmup_s, "cold_first_call": cold,
         "reuse": reuse, "no_reuse": fresh, "reuse_logprobs": logp,
@@ -187,7 +188,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 def figures(result: dict[str, Any]) -> list[Figure]:
     """The goal (median seconds per decision with prefix reuse) and, for scale, the other arms,
     the reuse speed-up, the engine's prefill and decode speed and the share of valid replies."""
-    model = f"{result['model']} ({result['engine']})"
+    threads = f", {result['threads']} thread{'s' * (result['threads'] > 1)}" if "threads" in result else ""
+    model = f"{result['model']} ({result['engine']}{threads})"
     arms = {"reuse": "prefix reuse", "no_reuse": "no reuse", "reuse_logprobs": "prefix reuse + log-probs"}
     figs = [Figure(f"{model} median s per DoorKey decision, {label}", round(result[arm]["median_s"], 2), "s",
                    GOAL_MEDIAN_S if arm == "reuse" else None, "lower") for arm, label in arms.items()]

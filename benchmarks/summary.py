@@ -111,8 +111,11 @@ def summary_rows(summary_md: str) -> list[list[str]]:
 
 
 def readme_table(summary_md: str) -> str:
+    """The figures that have a goal (the README's headline); summary.md keeps every figure."""
     lines = [README_HEADER, "| --- | --- | --- | --- |"]
     for _bench, what, value, goal, result, command in summary_rows(summary_md):
+        if goal == "-":
+            continue
         verdict = "" if result == "-" else f" ({result})"
         lines.append(f"| {what} | {value} | {goal}{verdict} | {command} |")
     return "\n".join(lines)

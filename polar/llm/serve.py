@@ -98,9 +98,14 @@ def _console_script(name: str, engine: str) -> str:
     return exe
 
 
+def engine_threads(s: ServerSettings) -> int:
+    """The CPU threads the engine gets: the setting, else all cores but one."""
+    return s.threads or max(1, (os.cpu_count() or 1) - 1)
+
+
 def engine_command(s: ServerSettings, model: ModelEntry | str, engine: Engine) -> list[str]:
     """The engine's command line. `model` is an entry, or (vLLM only) a hub id passed through."""
-    threads = s.threads or max(1, (os.cpu_count() or 1) - 1)
+    threads = engine_threads(s)
     if engine == "llamacpp":
         _require(engine, "llama_cpp.server")
         if not isinstance(model, ModelEntry) or model.format != "gguf":
