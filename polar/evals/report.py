@@ -178,7 +178,8 @@ def brief_markdown(stored: dict[str, Any]) -> str:
                       _failure_counts(r["failures"])])
     totals = "; ".join(f"{t['agent']} {pct(Estimate(**t['success']))} for {_steps(t['train_env_steps'])} "
                        "train env steps charged" for t in stored["totals"])
-    parts = [f"{stored['episodes_per_cell']} evaluation episodes per agent x harness x seed; "
+    parts = [f"{stored['episodes_per_cell']} evaluation episodes per agent x harness x seed"
+             f"{_own_counts(stored)}; "
              f"results of {stored['created']}.", "", _md_table(header, table), "",
              f"Totals over all harnesses: {totals}."]
     if missing := stored.get("missing_cells"):
@@ -196,9 +197,12 @@ def _md_episode_links(results: Results) -> list[str]:
 
 def _skills_lines(results: Results) -> list[str]:
     return [f"- `{ref}`: {', '.join(hs) or 'no record'}" for ref, hs in results.skills_trained_on.items()]
-def _own_counts(results: Results) -> str:
+
+
+def _own_counts(results: Results | dict[str, Any]) -> str:
     """', 5 for smollm2-view': the agents that play their own number of episodes per cell."""
-    return "".join(f", {n} for {a}" for a, n in results.episodes_by_agent.items())
+    own = results.get("episodes_by_agent", {}) if isinstance(results, dict) else results.episodes_by_agent
+    return "".join(f", {n} for {a}" for a, n in own.items())
 
 
 def _reuse(results: Results) -> str:
