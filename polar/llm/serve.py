@@ -10,7 +10,8 @@ Engines (each a separate process, reached over HTTP on 127.0.0.1 like any remote
 A started server is described by a state file `<cache>/servers/<host>-<port>.json` (pid,
 command, model, engine, log file): `polar serve-llm --stop` and `--status` read it, and a
 planner profile whose `server:` block names a model starts the server when it is not running
-(`ensure_server`). A file lock keeps parallel workers from starting it twice.
+(`ensure_server`). A file lock keeps parallel workers from starting it twice, and a server of
+ours that is alive but busy (it answers one request at a time) is waited for, not started again.
 """
 
 from __future__ import annotations
@@ -189,6 +190,23 @@ def probe(base_url: str, timeout: float = 2.0) -> list[str] | None:
     return [str(m.get("id")) for m in data.get("data", []) if isinstance(m, dict)]
 
 
+def _answer_of_ours(s: ServerSettings, name: str) -> list[str] | None:
+    """What our own live server on this port serves, waiting while it is busy; None when no
+    live server of ours serves `name` there. llama-cpp-python's server answers GET /v1/models
+    only between completions (the model's lock), so while one suite worker's request runs,
+    another worker's probe times out: that is a busy server, not a missing one."""
+    state = read_state(s.host, s.port)
+    if state is None or state.get("served_name") != name or not _alive(state):
+        return None
+    deadline = time.monotonic() + s.startup_timeout_s
+    while time.monotonic() < deadline and _alive(state):
+        served = probe(s.base_url, timeout=max(1.0, min(30.0, deadline - time.monotonic())))
+        if served is not None:
+            return served
+        time.sleep(0.25)
+    return None
+
+
 @contextlib.contextmanager
 def _lock(host: str, port: int) -> Iterator[None]:
     p = state_path(host, port).with_suffix(".lock")
@@ -233,7 +251,7 @@ def start(s: ServerSettings, *, foreground: bool = False, announce: Announce = _
     name = served_name(entry, engine)
     cmd = engine_command(s, entry, engine)  # first: a missing engine is the error to report
     with _lock(s.host, s.port):
-        running = probe(s.base_url)
+        running = probe(s.base_url) or _answer_of_ours(s, name)
         if running is not None:
             state = read_state(s.host, s.port)
             if name in running:
@@ -337,7 +355,7 @@ def ensure_server(s: ServerSettings, announce: Announce = _stderr) -> dict[str, 
     """Make sure the profile's server answers: reuse it, or start it when `autostart` (saying so)."""
     entry, engine = resolve(s)
     name = served_name(entry, engine)
-    served = probe(s.base_url)
+    served = probe(s.base_url) or _answer_of_ours(s, name)
     if served is not None and name in served:
         return {"api_base": s.api_base, "served_name": name, "started": False}
     if served is not None:

@@ -33,15 +33,20 @@ class PromptTooLong(PlannerError):
 
 def symbolic_text(state: SymbolicState) -> str:
     """The symbolic state in one line: `agent at (1,2) facing east, carrying nothing; key(yellow)
-    at (2,4); door(yellow, locked) at (4,3); goal at (6,6)`."""
+    at (2,4); door(yellow, locked) at (4,3); goal at (6,6)` (a grid world), `agent in cell (4,6);
+    goal at (6,2)` (a maze: the agent has a cell, no direction and carries nothing)."""
     a = state.agent
     parts = []
     if a:
-        carried = a.get("carrying")
-        what = f"{carried['color']} {carried['type']}" if isinstance(carried, dict) else "nothing"
-        pos = a.get("pos")
-        parts.append(f"agent at ({pos[0]},{pos[1]}) facing {a.get('dir', '?')}, carrying {what}" if pos
-                     else f"agent carrying {what}")
+        pos, cell = a.get("pos"), a.get("cell")
+        where = f" at ({pos[0]},{pos[1]})" if pos else f" in cell ({cell[0]},{cell[1]})" if cell else ""
+        facing = f" facing {a['dir']}" if "dir" in a else ""
+        text = f"agent{where}{facing}"
+        if "carrying" in a:
+            carried = a["carrying"]
+            what = f"{carried['color']} {carried['type']}" if isinstance(carried, dict) else "nothing"
+            text += f", carrying {what}" if where or facing else f" carrying {what}"
+        parts.append(text)
     for o in state.objects:
         attrs = ", ".join(v for v in (o.color, o.state) if v)
         where = f" at ({o.pos[0]},{o.pos[1]})" if o.pos else ""

@@ -22,7 +22,7 @@ from polar.planners.decisions import Decision, Plan, PolicyCode, SkillCall
 from polar.planners.fit import apply_observation_mode, fit_prompt
 from polar.planners.parse import ReplyParseError, parse_decision
 from polar.planners.profile import LLMProfile, resolve_templates
-from polar.planners.schema import decision_schema, response_format
+from polar.planners.schema import coordinate_groups, decision_schema, response_format
 
 ALLOWED_KINDS: dict[str, list[str]] = {
     "skill": ["skill", "finish"],
@@ -76,6 +76,9 @@ def _check_skill_call(call: SkillCall, skills: list[SkillInfo]) -> None:
         choices = params[arg]
         if isinstance(choices, list) and value not in choices:
             raise ReplyParseError(f"skill {base!r}: {arg}={value!r} is not one of {choices}")
+    for group in coordinate_groups(match[0]):
+        if 0 < len(set(group) & set(call.args)) < len(group):
+            raise ReplyParseError(f"skill {base!r}: give {', '.join(group)} together (one place), or none of them")
 
 
 def _check_code(code: PolicyCode) -> None:

@@ -7,7 +7,9 @@ goto's `x`, `y` that name one of several same-coloured objects), and the decisio
 planner's mode allows. With `state` (the symbolic state, in `predicates` observation mode)
 each argument's choices are narrowed to the values present in the world (the types and
 colours of its objects) when any are; in `view` mode nothing of the hidden state leaks into
-the schema.
+the schema. Optional integer parameters that fill one predicate template together are the
+coordinates of one place (goto's `x`, `y`; reach's `row`, `col`): a call gives all of them or
+none (`reach(row=1)` names no cell), so the schema offers both forms and nothing in between.
 
     schema = decision_schema(context.skills, "skill", state=context.symbolic)
     response_format(schema, "json_object_schema")   # llama-cpp-python's form
@@ -15,10 +17,12 @@ the schema.
 
 from __future__ import annotations
 
+import itertools
 from typing import Any, Literal
 
 from polar.harnesses.base import SymbolicState
 from polar.planners.base import SkillInfo
+from polar.predicates import placeholders
 
 SchemaStyle = Literal["json_object_schema", "json_schema"]
 MAX_PLAN_STEPS = 8
@@ -43,10 +47,35 @@ def _arg_schema(choices: list[str] | str, present: set[str]) -> dict[str, Any]:
     return {"enum": narrowed or list(choices)}
 
 
+def coordinate_groups(skill: SkillInfo) -> list[list[str]]:
+    """The skill's optional integer parameters that fill a precondition or effect template
+    together (`at_cell({row},{col})`): the coordinates of one place, given together or not at all."""
+    ints = {p for p in skill.optional if skill.parameters.get(p) == "int"}
+    groups: list[set[str]] = []
+    for template in [*skill.preconditions, *skill.effects]:
+        group = {p for p in placeholders(template) if p in ints}
+        if len(group) < 2:
+            continue
+        overlapping = [g for g in groups if g & group]
+        groups = [g for g in groups if not g & group] + [group.union(*overlapping)]
+    return [[p for p in skill.parameters if p in g] for g in groups]
+
+
+def _args_schema(skill: SkillInfo, present: set[str]) -> dict[str, Any]:
+    props = {p: _arg_schema(c, present) for p, c in skill.parameters.items()}
+    groups = coordinate_groups(skill)
+    forms = []
+    for given in itertools.product([True, False], repeat=len(groups)):
+        left_out = {p for g, keep in zip(groups, given, strict=True) if not keep for p in g}
+        needed = {p for g, keep in zip(groups, given, strict=True) if keep for p in g}
+        forms.append(_closed({p: v for p, v in props.items() if p not in left_out},
+                             [p for p in skill.parameters if p not in skill.optional or p in needed]))
+    return forms[0] if len(forms) == 1 else {"anyOf": forms}
+
+
 def skill_call_schema(skill: SkillInfo, present: set[str], reason: bool = False) -> dict[str, Any]:
     props: dict[str, Any] = {"kind": {"const": "skill"}, "skill": {"const": skill.name},
-                             "args": _closed({p: _arg_schema(c, present) for p, c in skill.parameters.items()},
-                                             [p for p in skill.parameters if p not in skill.optional])}
+                             "args": _args_schema(skill, present)}
     if reason:
         props["reason"] = {"type": "string", "maxLength": 160}
     return _closed(props)

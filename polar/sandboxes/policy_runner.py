@@ -30,7 +30,10 @@ def _short(value: Any, limit: int = 200) -> str:
 
 def coerce_action(value: Any, space: gym.Space) -> Any:
     """Turn the code's plain-data answer into an action of `space`, or raise
-    SandboxOutputError saying why it does not fit."""
+    SandboxOutputError saying why it does not fit. A continuous (float `Box`) action of the
+    right shape is clipped to the space's bounds, as Gymnasium's `ClipAction` and the RL
+    policies do: a controller's `k * error` may exceed the force limit. NaN or infinity
+    never is."""
     where = f"the action space {describe_space(space_to_spec(space))}"
     try:
         action = _coerce(value, space)
@@ -51,6 +54,10 @@ def _coerce(value: Any, space: gym.Space) -> Any:
         arr = np.asarray(value, dtype=space.dtype)
         if arr.shape != space.shape:
             raise ValueError(f"expected shape {list(space.shape)}, got {list(arr.shape)}")
+        if isinstance(space, gym.spaces.Box) and np.issubdtype(space.dtype, np.floating):
+            if not np.all(np.isfinite(arr)):
+                raise ValueError("expected finite numbers")
+            arr = np.clip(arr, space.low, space.high).astype(space.dtype)
         return arr
     if isinstance(space, gym.spaces.Dict):
         if not isinstance(value, dict) or set(value) != set(space.spaces):

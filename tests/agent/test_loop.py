@@ -132,3 +132,31 @@ def test_the_next_decision_sees_the_code_that_failed_and_the_observation_as_json
     assert first.previous_code is None and second.previous_code == _RetriesCode.BROKEN
     assert rec.decisions[0].outcomes[0].success is False  # the code raised in the sandbox
     assert second.observation_json.startswith("[") and len(json.loads(second.observation_json)) == 4
+
+
+class _WritesController:
+    """A planner that answers with policy code: a proportional controller towards the goal."""
+
+    name = "controller"
+    SOURCE = ("def act(obs):\n"
+              "    x, y, vx, vy = obs['observation']\n"
+              "    gx, gy = obs['desired_goal']\n"
+              "    return [3.0 * (gx - x) - 0.5 * vx, 3.0 * (gy - y) - 0.5 * vy]\n")
+
+    def reset(self) -> None:
+        pass
+
+    def decide(self, context):
+        from polar.planners.decisions import PolicyCode
+
+        return PolicyCode(source=self.SOURCE)
+
+
+def test_policy_code_returns_a_force_on_the_maze():
+    """Policy code mode on continuous control: the 2-D force from act(obs), run in the
+    default sandbox from the agent loop, rolls the ball to an adjacent goal in UMaze."""
+    with make_harness("maze:PointMaze_UMaze-v3") as h:
+        rec = run_episode("go to the goal", h, _WritesController(), seed=0)
+    [decision] = rec.decisions
+    assert rec.success is True and decision.outcomes[0].kind == "code" and decision.outcomes[0].success
+    assert rec.env_steps < 100

@@ -139,6 +139,31 @@ def test_demo_runs_the_llm_cell_and_stops_the_engine_it_started(workspace):
     assert not status["running"] and not status["ours"]
 
 
+@pytest.mark.parametrize("observation", ["predicates", "view"])
+def test_the_model_plans_reach_calls_on_a_maze_in_both_observation_modes(workspace, observation):
+    """Continuous control with the embedded model: on PointMaze the planner is shown the maze
+    (its facts, or the drawn map) and the reach skill; every decision comes from the model and
+    is reach(row, col), reach() or finish, which the agent runs."""
+    ws, port, env = workspace
+    profile = yaml.safe_load((ws / "planners" / "local.yaml").read_text())
+    (ws / "planners" / f"local-{observation}.yaml").write_text(yaml.safe_dump({**profile, "observation": observation}))
+    r = polar(["task", "go to the goal", "--harness", "maze:PointMaze_UMaze-v3", "--planner", f"local-{observation}",
+               "--max-decisions", "3", "--out", f"maze-{observation}"], ws, env)
+    assert r.returncode in (0, 1), r.stdout + r.stderr  # the 135M model may or may not get there
+    rec = json.loads((ws / f"maze-{observation}" / "episode.json").read_text())
+    calls = [c for d in rec["decisions"] for c in d["llm_calls"]]
+    assert rec["decisions"] and calls and all(c["model"] == "openai/smollm2-135m" and not c["cached"] for c in calls)
+    records = {x["call_id"]: x for x in map(json.loads, (ws / ".polar" / "llm-calls.jsonl").read_text().splitlines())}
+    prompt = records[calls[0]["call_id"]]["messages"][1]["content"]
+    assert ("Maze 5x5" in prompt) == (observation == "view") and ("Facts: " in prompt) == (observation == "predicates")
+    for d in rec["decisions"]:
+        decision = d["decision"]
+        assert decision["kind"] in ("skill", "finish"), decision
+        if decision["kind"] == "skill":
+            assert decision["skill"] == "reach" and set(decision["args"]) in (set(), {"row", "col"}), decision
+            assert d["outcomes"] and d["outcomes"][0]["skill"].startswith("reach")
+
+
 def test_llamacpp_server_tokens_schema_forms_and_prompt_fit(workspace):
     from polar.errors import PlannerError
     from polar.llm.client import LLMCallError, LLMClient

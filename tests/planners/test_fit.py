@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from polar.errors import PlannerError
-from polar.harnesses.base import SymbolicObject
+from polar.harnesses.base import SymbolicObject, SymbolicState
 from polar.planners.base import HistoryItem, PlannerContext
 from polar.planners.choose import default_planner
 from polar.planners.fit import PromptTooLong, apply_observation_mode, fit_prompt, symbolic_text
@@ -101,3 +101,10 @@ def test_student_templates_show_every_skill_the_facts_and_the_last_four_outcomes
         apply_observation_mode(v, context.symbolic, "predicates")))
     system = load_template("student_system").render({"allowed_kinds": ["skill", "finish"]})
     assert '{"decision": {"kind": "finish", "success": true}}' in system and len(system) < 200
+
+
+def test_a_maze_state_reads_as_a_cell():
+    state = SymbolicState(predicates=["at_cell(4,6)"], objects=[SymbolicObject(type="goal", pos=(6, 2))],
+                          agent={"cell": [4, 6], "xy": [2.26, -0.34], "velocity": [0.0, 0.0]})
+    assert symbolic_text(state) == "agent in cell (4,6); goal at (6,2)"
+    assert symbolic_text(SymbolicState(agent={"pos": [3, 0]})) == "agent at (3,0)"  # no direction, nothing carried

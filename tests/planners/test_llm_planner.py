@@ -179,3 +179,34 @@ def test_template_mode_must_match_the_profile(server, tmp_path):
         load_planner_profile(write_profile(tmp_path, server, templates={"user": "planner_code"}))
     with pytest.raises(ConfigError, match=r"templates.user: no prompt template named 'nope'"):
         load_planner_profile(write_profile(tmp_path, server, templates={"user": "nope"}))
+
+
+@pytest.mark.parametrize("observation", ["predicates", "view"])
+def test_a_maze_gets_reach_with_a_cell_or_the_goal_in_both_observation_modes(server, tmp_path, observation):
+    """The LLM planner on PointMaze with the shipped library: the compact prompt shows the
+    state in the profile's observation mode, the schema offers reach(row, col) or reach(),
+    and a call naming half a cell is sent back."""
+    from polar.agent.context import live_context
+    from polar.harnesses.registry import make_harness
+    from polar.skills.search_path import open_library
+
+    harness = make_harness("maze:PointMaze_UMaze-v3")
+    try:
+        context = live_context(harness, 0, open_library(None), task="go to the goal")
+    finally:
+        harness.close()
+    assert [s.name for s in context.skills] == ["reach"]
+    server.push(Reply.decision({"kind": "skill", "skill": "reach", "args": {"row": 1}}),
+                Reply.decision({"kind": "skill", "skill": "reach", "args": {"row": 3, "col": 2}}))
+    planner = load_planner(write_profile(tmp_path, server, observation=observation, structured_output="json_object_schema",
+                                         templates={"system": "compact_system", "user": "compact_skill"}))
+    assert planner.decide(context) == SkillCall(skill="reach", args={"row": 3, "col": 2})
+    first, repair = server.requests
+    prompt = first.messages[1]["content"]
+    if observation == "predicates":
+        assert "State: agent in cell (3,1); goal at (3,2)" in prompt and "adjacent(3,1,3,2)" in prompt
+    else:
+        assert "Maze 5x5" in prompt and "adjacent(" not in prompt and "Facts:" not in prompt
+    args = first.body["response_format"]["schema"]["properties"]["decision"]["anyOf"][0]["properties"]["args"]
+    assert [form["required"] for form in args["anyOf"]] == [["col", "row"], []]
+    assert "give col, row together" in repair.messages[-1]["content"]

@@ -77,3 +77,26 @@ def test_optional_arguments_may_be_left_out():
     args = _options(decision_schema([goto], "skill"))[0]["properties"]["args"]
     assert args["required"] == ["object"] and args["properties"]["x"] == {"type": "integer"}
     assert _options(decision_schema([GOTO], "skill"))[0]["properties"]["args"]["required"] == ["object", "color"]
+
+
+REACH = SkillInfo(name="reach", description="roll", parameters={"col": "int", "row": "int"},
+                  optional=["col", "row"], effects=["at_cell({row},{col})"])
+
+
+def test_coordinates_are_given_together_or_not_at_all():
+    """reach(row, col) names a cell and reach() the goal; reach(row=1) names nothing, so the
+    schema offers the two forms only. goto's x, y (one place) likewise; its colour stays free."""
+    [with_cell, without] = _options(decision_schema([REACH], "skill"))[0]["properties"]["args"]["anyOf"]
+    assert with_cell["required"] == ["col", "row"] and set(with_cell["properties"]) == {"col", "row"}
+    assert without["required"] == [] and without["properties"] == {}
+    goto = GOTO.model_copy(update={"parameters": {**GOTO.parameters, "x": "int", "y": "int"},
+                                   "optional": ["color", "x", "y"],
+                                   "preconditions": ["reachable({object},{color},{x},{y})"],
+                                   "effects": ["facing({object},{color},{x},{y})"]})
+    [placed, anywhere] = _options(decision_schema([goto], "skill"))[0]["properties"]["args"]["anyOf"]
+    assert placed["required"] == ["object", "x", "y"] and "color" in placed["properties"]
+    assert anywhere["required"] == ["object"] and set(anywhere["properties"]) == {"object", "color"}
+    # integers that never share a template are independent
+    lone = REACH.model_copy(update={"effects": ["in_row({row})", "in_col({col})"]})
+    args = _options(decision_schema([lone], "skill"))[0]["properties"]["args"]
+    assert "anyOf" not in args and args["required"] == []

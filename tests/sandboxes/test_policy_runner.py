@@ -64,8 +64,12 @@ def test_minigrid_dict_observation_arrives_as_plain_data() -> None:
 def test_coerce_action_per_space() -> None:
     box = gym.spaces.Box(-1.0, 1.0, shape=(2,), dtype=np.float32)
     assert coerce_action([0.5, -0.5], box).dtype == np.float32
-    with pytest.raises(SandboxOutputError, match="outside"):
-        coerce_action([2.0, 0.0], box)
+    clipped = coerce_action([2.0, -7], box)  # a continuous force beyond the limit: clipped
+    assert clipped.dtype == np.float32 and clipped.tolist() == [1.0, -1.0]
+    with pytest.raises(SandboxOutputError, match="finite"):
+        coerce_action([float("nan"), 0.0], box)
+    with pytest.raises(SandboxOutputError, match="outside"):  # integer boxes are not clipped
+        coerce_action([5], gym.spaces.Box(0, 3, shape=(1,), dtype=np.int64))
     with pytest.raises(SandboxOutputError, match="shape"):
         coerce_action([0.0], box)
     with pytest.raises(SandboxOutputError, match="integer"):
@@ -90,3 +94,24 @@ def test_a_game_that_dies_under_the_code_is_a_harness_error_not_ok() -> None:
         out = run_policy(BALANCE, harness, profile=SandboxProfile(backend="restricted"), seed=0).outcome
     assert not out.success and out.cause == "harness-error" and out.stopped_by == "error"
     assert out.steps == 3 and "BrokenPipeError" in out.harness_error and out.error_type is None
+
+
+CONTROLLER = """
+def act(obs):
+    x, y, vx, vy = obs["observation"]
+    gx, gy = obs["desired_goal"]
+    return [3.0 * (gx - x) - 0.5 * vx, 3.0 * (gy - y) - 0.5 * vy]
+"""
+
+
+def test_a_proportional_controller_rolls_the_maze_ball_to_the_goal() -> None:
+    """Policy code on continuous control: act(obs) gets PointMaze's goal-conditioned dict as
+    lists and returns a 2-D force (beyond [-1, 1] at first: clipped), in the process sandbox."""
+    with make_harness("maze:PointMaze_Open-v3") as harness:
+        obs, _ = harness.reset(seed=0)
+        start = float(np.hypot(*(obs["achieved_goal"] - obs["desired_goal"])))
+        r = run_policy(CONTROLLER, harness, profile=SandboxProfile(backend="process"), obs=obs, max_steps=200)
+        end = float(np.hypot(*(np.array(harness.position()) - np.array(harness.goal_position()))))
+    out = r.outcome
+    assert out.error_type is None and out.success and out.stopped_by == "terminated", out.reason
+    assert start > 1.0 and end <= 0.45 and out.steps < 100 and out.reward == 1.0
