@@ -88,10 +88,25 @@ def _owner_alive(owner: str) -> bool:
     return _start_time(int(pid)) == started
 
 
+def _list_sandboxes(client: Any, attempts: int = 3) -> list[Any]:
+    """Every sandbox container. Podman answers 500 ("read /proc/PID/cgroup: no such process")
+    when a container exits while it lists them: that race is retried, not reported."""
+    import docker.errors
+
+    for attempt in range(1, attempts):
+        try:
+            return client.containers.list(all=True, filters={"label": LABEL})
+        except docker.errors.APIError as err:
+            if "no such process" not in str(err):
+                raise
+            time.sleep(0.1 * attempt)
+    return client.containers.list(all=True, filters={"label": LABEL})
+
+
 def reap_orphans(client: Any) -> int:
     """Remove sandbox containers whose owning process has died; returns how many."""
     removed = 0
-    for container in client.containers.list(all=True, filters={"label": LABEL}):
+    for container in _list_sandboxes(client):
         owner = container.labels.get(OWNER_LABEL)
         if owner and not _owner_alive(owner):
             removed += _remove(container, None)

@@ -116,3 +116,29 @@ def test_only_the_containers_own_worker_may_hold_the_channel() -> None:
         problem = _peer_problem(a, "f" * 64)
     assert problem is not None
     assert ("not the sandbox user 65534" in problem) if os.geteuid() == 0 else ("not in the container" in problem)
+
+
+def test_listing_retries_podmans_race_with_an_exiting_container() -> None:
+    """Podman answers 500 "read /proc/PID/cgroup: no such process" when a container exits
+    while it lists them (seen in a full test run): the reaper retries; other errors surface."""
+    import docker.errors
+
+    class Containers:
+        def __init__(self, errors: list[str]) -> None:
+            self.errors, self.calls = errors, 0
+
+        def list(self, **_: object) -> list:
+            self.calls += 1
+            if self.errors:
+                raise docker.errors.APIError(self.errors.pop(0))
+            return []
+
+    class Client:
+        def __init__(self, errors: list[str]) -> None:
+            self.containers = Containers(errors)
+
+    race = 'Internal Server Error ("read /proc/24513/cgroup: no such process")'
+    client = Client([race, race])
+    assert reap_orphans(client) == 0 and client.containers.calls == 3
+    with pytest.raises(docker.errors.APIError, match="permission denied"):
+        reap_orphans(Client(["permission denied"]))
