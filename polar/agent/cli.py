@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import typer
 from rich.console import Console
@@ -13,10 +13,6 @@ from rich.markup import escape
 
 from polar.planners.decisions import describe_decision
 from polar.sandboxes import SANDBOX_HELP
-
-if TYPE_CHECKING:
-    from polar.evals.suite import Suite
-    from polar.llm.serve import ServerSettings
 
 console = Console()
 
@@ -124,6 +120,7 @@ def demo(
     nothing they depend on changed (see `polar compare --help`); --fresh runs them all again.
     """
     from polar.evals.comparison import compare
+    from polar.evals.runner import agent_servers
     from polar.evals.suite import load_suite
     from polar.llm.serve import stop_on_exit
 
@@ -131,16 +128,8 @@ def demo(
     if profile := os.environ.get("POLAR_PLANNER"):
         s = s.with_planner(profile)
         console.print(f"planner profile from POLAR_PLANNER: {profile}")
-    with stop_on_exit(local_servers(s)):  # the embedded model's engine goes when the demo ends
+    with stop_on_exit(agent_servers(s).values()):  # the embedded model's engine goes when the demo ends
         compare(s, out, workers=workers, fresh=fresh)
-
-
-def local_servers(suite: Suite) -> list[ServerSettings]:
-    """The local engines the suite's planner agents use (their profiles' `server:` blocks)."""
-    from polar.planners.profile import load_planner_profile
-
-    profiles = [load_planner_profile(a.planner, a.overrides) for a in suite.agents if a.kind == "planner"]
-    return [p.server for p in profiles if getattr(p, "server", None) is not None]
 
 
 def register(app: typer.Typer) -> None:

@@ -26,6 +26,7 @@ from polar.evals.suite import Cell, Suite, SuiteHarness, load_suite
 from polar.evals.trace import TRACE_KEY, TracingHarness
 from polar.files import atomic_write
 from polar.harnesses.base import Harness
+from polar.llm.serve import ServerSettings
 
 
 class RunSummary(BaseModel):
@@ -213,21 +214,49 @@ def clear_cells(out_dir: Path) -> None:
             shutil.rmtree(out_dir / sub)
 
 
+def agent_servers(suite: Suite) -> dict[str, ServerSettings]:
+    """The local model engine each planner agent's profile uses (its `server:` block), by agent."""
+    from polar.planners.profile import load_planner_profile
+
+    servers: dict[str, ServerSettings] = {}
+    for a in suite.agents:
+        if a.kind == "planner" and a.planner is not None:
+            server = getattr(load_planner_profile(a.planner, a.overrides), "server", None)
+            if server is not None:
+                servers[a.name] = server
+    return servers
+
+
+def _engine_resource(server: ServerSettings) -> str:
+    return f"polar_engine_{server.host}_{server.port}"
+
+
 def _run_on_ray(suite: Suite, todo: list[Cell], out: Path, n_workers: int,
                 on_cell: Callable[[CellResult], None]) -> None:
     import ray
 
     from polar.rl.ray_session import init_ray
 
-    init_ray(num_cpus=n_workers)
+    # A local engine answers one request at a time, so two cells on it would only wait for each
+    # other: each engine is a Ray resource of 1, and its cells run one after another while the
+    # other workers run the remaining cells (training, other agents).
+    servers = agent_servers(suite)
+    engines = {_engine_resource(s): 1.0 for s in servers.values()}
+    init_ray(num_cpus=n_workers, resources=engines)
+    available = ray.cluster_resources()  # a cluster joined through RAY_ADDRESS lacks them: no limit
     remote = ray.remote(num_cpus=1, max_retries=0)(_remote_cell)
     suite_json = suite.model_dump_json()
     cwd = os.getcwd()
+
+    def submit(c: Cell) -> Any:
+        engine = _engine_resource(servers[c.agent]) if c.agent in servers else None
+        task = remote.options(resources={engine: 1.0}) if engine in available else remote
+        return task.remote(suite_json, c.model_dump_json(), str(out.resolve()), cwd, os.getpid())
+
     # Seed-major order: cells of one agent and harness that share a training run (pure RL with
     # `train_seed`) then start apart, instead of waiting on one another's lock side by side.
     order = sorted(todo, key=lambda c: c.seed)  # stable: agents and harnesses keep their order
-    pending = {remote.remote(suite_json, c.model_dump_json(), str(out.resolve()), cwd, os.getpid()): c
-               for c in order}
+    pending = {submit(c): c for c in order}
     try:
         while pending:
             ready, _ = ray.wait(list(pending), num_returns=1)

@@ -396,7 +396,13 @@ class LLMClient:
             cause = f"kept failing: {_describe(err)}"
         else:
             cause = f"was refused (not retried): {_describe(err)}"
-        return LLMCallError(f"model call to {where} {cause}; {attempts.n} attempt(s) made", attempts.failed)
+        message = f"model call to {where} {cause}; {attempts.n} attempt(s) made"
+        if s.server is not None:
+            from polar.llm.serve import death_note
+
+            note = death_note(s.server.host, s.server.port)
+            message += f"\n{note}" if note else ""
+        return LLMCallError(message, attempts.failed)
 
     def _entry(self, resp: Any) -> dict[str, Any]:
         """The parts of a litellm response we keep: the cache entry and the record's source."""

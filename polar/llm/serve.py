@@ -234,6 +234,18 @@ def _log_tail(path: Path, n: int = 15) -> str:
     return "\n".join(lines[-n:])
 
 
+def death_note(host: str, port: int) -> str | None:
+    """When the server Polar started on host:port has died (a crash, a kill), say so with the
+    last lines of its log; None when no server of ours was recorded there or it still runs.
+    A failed call's "connection error" then names its cause."""
+    state = read_state(host, port)
+    if state is None or _alive(state):
+        return None
+    log = Path(str(state.get("log", "")))
+    return (f"the {state.get('engine', 'model')} server Polar started for {state.get('model')} "
+            f"(pid {state.get('pid')}) is no longer running; last lines of {log}:\n{_log_tail(log, 8)}")
+
+
 # --- start / stop --------------------------------------------------------------------
 
 

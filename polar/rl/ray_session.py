@@ -19,7 +19,7 @@ _AUTH_LOGGER = "ray._private.authentication.authentication_token_setup"
 
 
 def init_ray(address: str | None = None, num_cpus: int | None = None, object_store_mb: int = 200,
-             dashboard: bool = False) -> bool:
+             dashboard: bool = False, resources: dict[str, float] | None = None) -> bool:
     """Start or join Ray unless it already runs in this process. True when this call did."""
     import ray
 
@@ -35,7 +35,8 @@ def init_ray(address: str | None = None, num_cpus: int | None = None, object_sto
             ray.init(address=address, **quiet)
             return True
         os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-        ray.init(address="local", num_cpus=num_cpus, object_store_memory=object_store_mb * 1024 * 1024,
+        ray.init(address="local", num_cpus=num_cpus, resources=resources or None,
+                 object_store_memory=object_store_mb * 1024 * 1024,
                  include_dashboard=dashboard, _system_config={"enable_metrics_collection": dashboard}, **quiet)
         return True
     finally:

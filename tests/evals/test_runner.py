@@ -156,3 +156,41 @@ def test_compare_runs_only_the_named_agents(tmp_path: Path) -> None:
     assert {s.split("/")[0] for s in results.missing_cells} == {"rnd"}
     with pytest.raises(ConfigError, match="--agents: nope is not an agent of suite resume"):
         compare(SUITE, tmp_path, progress=False, quiet=True, agents=["nope"])
+
+
+def test_cells_on_one_local_engine_run_one_at_a_time(tmp_path: Path) -> None:
+    """A local engine answers one request at a time: two planner agents whose profiles name the
+    same `server:` never run side by side on Ray workers (each waits its turn while the other
+    worker runs the random agent's cell). Their replies come from a real HTTP server that answers
+    slowly, as a 135M model on a CPU does; the two profiles differ only in temperature, which
+    tells their requests apart."""
+    import yaml
+
+    from polar.evals.runner import agent_servers
+    from tests.llm.engine import require_model
+    from tests.llm_server import Reply, ScriptedLLMServer
+
+    ray = pytest.importorskip("ray")
+    require_model("smollm2-135m")  # the profile's server names a known model
+    finish = Reply.decision({"kind": "finish", "success": False}, delay_s=0.4)
+    with ScriptedLLMServer(default=finish, model="smollm2-135m") as server:
+        agents = []
+        for name, temperature in (("a", 0.0), ("b", 0.5)):
+            profile = tmp_path / f"{name}.yaml"
+            profile.write_text(yaml.safe_dump({
+                "backend": "llm", "model": "openai/smollm2-135m", "mode": "skill", "timeout_s": 10,
+                "server": {"model": "smollm2-135m", "port": server.port, "autostart": False},
+                "temperature": temperature, "retries": {"max_attempts": 1}, "repair_rounds": 0,
+                "structured_output": "none", "cache_dir": None, "record_path": None,
+            }))
+            agents.append({"name": name, "kind": "planner", "planner": str(profile), "budget": {"decisions": 1}})
+        suite = {**SUITE, "agents": [*agents, {"name": "random", "kind": "random"}],
+                 "harnesses": SUITE["harnesses"][:1], "seeds": [0], "episodes": 3}
+        assert set(agent_servers(load_suite(suite))) == {"a", "b"}
+        try:
+            run_cells(suite, tmp_path / "out", workers=2, progress=False)
+        finally:
+            ray.shutdown()
+        order = [r.body["temperature"] for r in sorted(server.requests, key=lambda r: r.received_at)]
+    assert sorted(order) == [0.0] * 3 + [0.5] * 3
+    assert order in ([0.0] * 3 + [0.5] * 3, [0.5] * 3 + [0.0] * 3), f"the engine's cells overlapped: {order}"
