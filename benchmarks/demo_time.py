@@ -13,6 +13,7 @@ Writes benchmarks/results/demo_time.json (benchmarks/README.md).
 from __future__ import annotations
 
 import argparse
+import json
 import subprocess
 import sys
 import tempfile
@@ -32,6 +33,16 @@ def figures(result: dict[str, Any]) -> list[Figure]:
                    round(result["wall_s"], 1), "s", GOAL_S, "lower")]
 
 
+def cell_wall_by_agent(results: Path) -> dict[str, float]:
+    """Where the demo's time goes: each agent's cell wall time, summed over its harnesses."""
+    if not results.exists():
+        return {}
+    walls: dict[str, float] = {}
+    for row in json.loads(results.read_text())["rows"]:
+        walls[row["agent"]] = round(walls.get(row["agent"], 0.0) + row["wall_s"], 1)
+    return walls
+
+
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.parse_args(argv)
@@ -39,11 +50,15 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         t0 = time.perf_counter()
         proc = subprocess.run([str(POLAR), "demo", "--fresh", "--out", out], capture_output=True, text=True)
         wall = time.perf_counter() - t0
+        agents_wall = cell_wall_by_agent(Path(out) / "results.json")
     tail = (proc.stdout + proc.stderr)[-3000:]
     print(tail)
     if proc.returncode != 0:
         raise SystemExit(f"polar demo exited {proc.returncode}")
-    result = {"wall_s": wall, "returncode": proc.returncode, "output_tail": tail}
+    print("cell wall time per agent (s, summed over its cells; 2 workers run cells side by side):",
+          ", ".join(f"{a} {w:.0f}" for a, w in agents_wall.items()))
+    result = {"wall_s": wall, "returncode": proc.returncode, "cell_wall_s_by_agent": agents_wall,
+              "output_tail": tail}
     write_result("demo_time", script_command("demo_time.py", argv), figures(result), result)
     print(f"polar demo: {wall:.0f} s (goal <= {GOAL_S:.0f} s)")
     return result
