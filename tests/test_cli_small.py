@@ -54,6 +54,7 @@ def test_nonexistent_harness_exits_2_and_ids_are_echoed_as_typed(tmp_path: Path)
         r = polar_cli(*cmd, cwd=tmp_path)
         assert r.returncode == 2, (cmd, r.stdout + r.stderr)
         assert ("nosuch" if "nosuch" in cmd else "gym:NoSuch-v0") in r.stderr
+        assert "starting" not in r.stderr  # a bad harness is refused before any model server starts
     typed = str(ROOT / "harnesses" / "keydoor" / "keydoor.yaml")
     r = polar_cli("task", "reach the goal", "-H", typed, "--max-decisions", "1", "--out", str(tmp_path / "run"),
                   cwd=tmp_path)

@@ -71,18 +71,19 @@ def task(
 
         profile, why = default_planner(text)
         console.print(f"[bold]planner[/]: {profile} [dim]({escape(why)})[/]", highlight=False)
-    p = load_planner(profile)
-    library = open_library(skills)
 
     def trace(kind: str, payload: dict[str, Any]) -> None:
         if kind == "start" and payload["harness"] != harness:  # echo the id as typed
             payload = {**payload, "harness": f"{harness} (spec id {payload['harness']})"}
         _trace(kind, payload)
 
-    agent = Agent(p, library, AgentSettings(max_decisions=max_decisions, max_env_steps=max_steps,
-                                            sandbox=sandbox_profile, record_context=record_context),
-                  on_event=trace)
+    # The harness first: a bad id is an error before a model server is started for nothing.
     with make_harness(harness) as h:
+        p = load_planner(profile)
+        agent = Agent(p, open_library(skills),
+                      AgentSettings(max_decisions=max_decisions, max_env_steps=max_steps,
+                                    sandbox=sandbox_profile, record_context=record_context),
+                      on_event=trace)
         record = agent.run(text, h, seed=seed)
     out = out or Path("runs") / f"task-{time.strftime('%Y%m%d-%H%M%S')}"
     record.save(Path(out) / "episode.json")
