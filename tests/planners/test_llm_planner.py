@@ -168,9 +168,11 @@ def test_bad_profile_key_names_the_field(tmp_path):
 
 
 def test_shipped_profiles_load():
-    for name in ("openai", "vllm", "local-test", "local"):
+    for name in ("openai", "vllm", "local-test", "local", "gemma3", "student"):
         profile = load_planner_profile(name)
         assert isinstance(profile, LLMProfile) and profile.name == name
+    gemma = load_planner_profile("gemma3")  # the second embedded model runs beside SmolLM2's server
+    assert gemma.api_base == "http://127.0.0.1:8013/v1" and gemma.system_message == "user"
 
 
 def test_template_mode_must_match_the_profile(server, tmp_path):
