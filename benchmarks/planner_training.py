@@ -40,6 +40,14 @@ HELD_OUT_PHRASINGS = {  # the symbolic planner refuses each (parse_mission gives
     "BlockedUnlockPickup-para": ("minigrid:MiniGrid-BlockedUnlockPickup-v0",
                                  "clear the path, unlock the passage and collect the box in the next room"),
 }
+# Sampled in the improvement rounds beside the missions: training phrasings without a colour
+# (evals/planner-training/paraphrases.yaml), so the model's own rewarded episodes cover wordings
+# other than the mission's. None is a held-out phrasing.
+SAMPLE_PHRASINGS = {
+    "DoorKey-8x8-reach": ("minigrid:MiniGrid-DoorKey-8x8-v0", "reach the goal"),
+    "UnlockPickup-other-room": ("minigrid:MiniGrid-UnlockPickup-v0", "get the box from the other room"),
+    "BlockedUnlockPickup-take": ("minigrid:MiniGrid-BlockedUnlockPickup-v0", "open the locked door and take the box"),
+}
 STAGES = ["teacher", "dataset", "sft", "eval-base", "eval-sft", "improve"]
 EXTRA_STAGES = ["report"]  # not in the default run
 
@@ -101,26 +109,58 @@ def main() -> None:
     ap.add_argument("--max-decisions", type=int, default=20, help="decision budget per episode")
     ap.add_argument("--note", default=None, help="report: a note on the run kept in results.json (machine, load)")
     ap.add_argument("--port", type=int, default=8013, help="port of the evaluated model's server")
+    ap.add_argument("--server-threads", type=int, default=os.cpu_count() or 1,
+                    help="CPU threads of the model's server (default: every core; 1 for the eval-base run beside SFT)")
     ap.add_argument("--eval-tasks", default=None,
                     help="comma-separated labels to evaluate (default: all; e.g. DoorKey-8x8,DoorKey-8x8-para)")
+    ap.add_argument("--base-episodes", type=int, default=None,
+                    help="episodes per task for the base model (default: --eval-episodes)")
+    ap.add_argument("--sequential", action="store_true",
+                    help="run eval-base after SFT instead of beside it (by default, when both stages run and the "
+                         "machine has 2+ cores, the base model is evaluated in a second process on the core SFT leaves)")
     args = ap.parse_args()
     stages = args.stages.split(",")
     out = args.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
     os.environ.setdefault("POLAR_MODELS", str(out / "models.json"))
     res_path = out / "results.json"
-    results = json.loads(res_path.read_text()) if res_path.exists() else {"rows": [], "ledger": {}}
+    results = {"rows": [], "ledger": {}}
+    touched_arms: set[str] = set()  # what this process measured: save() merges only these into the file,
+    touched_stages: set[str] = set()  # so two stage processes may share --out
 
     def save() -> None:
-        res_path.write_text(json.dumps(results, indent=1))
+        import fcntl
+
+        with open(out / ".results.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            disk = json.loads(res_path.read_text()) if res_path.exists() else {"rows": [], "ledger": {}}
+            disk["rows"] = [r for r in disk["rows"] if r["arm"] not in touched_arms] + \
+                [r for r in results["rows"] if r["arm"] in touched_arms]
+            disk["ledger"] |= {k: v for k, v in results["ledger"].items() if k in touched_stages}
+            disk |= {k: v for k, v in results.items() if k not in ("rows", "ledger")}
+            tmp = res_path.with_suffix(".tmp")
+            tmp.write_text(json.dumps(disk, indent=1))
+            tmp.replace(res_path)
 
     def timed(stage: str, fn):  # noqa: ANN001, ANN202
         t0, c0 = time.perf_counter(), _cpu_s()
         value = fn()
+        touched_stages.add(stage)
         results["ledger"].setdefault(stage, {}).update(wall_s=round(time.perf_counter() - t0, 1),
                                                        cpu_s=round(_cpu_s() - c0, 1))
         save()
         return value
+
+    t_start = time.perf_counter()
+    beside = None
+    if "eval-base" in stages and "sft" in stages and not args.sequential and (os.cpu_count() or 1) >= 2:
+        import subprocess
+
+        # argparse keeps the last --stages; the base model's server on the next port
+        beside = subprocess.Popen([sys.executable, __file__, *sys.argv[1:], "--stages", "eval-base",
+                                   "--port", str(args.port + 1), "--server-threads", "1"])
+        stages.remove("eval-base")
+        args.threads = args.threads or 1
 
     if "teacher" in stages:
         from polar.evals.runner import run_cells
@@ -143,14 +183,16 @@ def main() -> None:
         save()
     cfg = ImproveConfig(model=f"{args.name}", name=f"{args.name}-rft", profile=args.student,
                         observation=args.observation,
-                        tasks=[SuiteHarness(id=h) for h in TRAIN],
+                        tasks=[SuiteHarness(id=h) for h in TRAIN] +
+                              [SuiteHarness(id=h, task=t, name=n) for n, (h, t) in SAMPLE_PHRASINGS.items()],
                         eval_tasks=[t for t in eval_tasks()
                                     if args.eval_tasks is None or t.label in args.eval_tasks.split(",")],
                         rounds=args.rounds, episodes=args.episodes, temperature=args.temperature,
                         eval_seeds=args.eval_seeds, eval_episodes=args.eval_episodes,
-                        max_decisions=args.max_decisions, port=args.port,
+                        max_decisions=args.max_decisions, port=args.port, threads=args.server_threads,
                         finetune={"token_budget": args.round_token_budget, "learning_rate": args.lr,
-                                  "batch_size": 1})
+                                  "batch_size": 1, "max_length": args.max_length,
+                                  "lora_layers": args.lora_layers, "threads": args.threads})
     if "sft" in stages:
         from polar.llm.finetune import FinetuneConfig, finetune
 
@@ -164,11 +206,16 @@ def main() -> None:
         results["ledger"]["sft"] |= {k: p[k] for k in ("steps", "tokens_seen", "examples_used", "loss_first",
                                                       "loss_last", "eval", "wall_s")} | {"model": entry.ref}
         save()
+    if beside is not None and beside.wait() != 0:
+        raise SystemExit(f"eval-base (beside SFT) failed with exit code {beside.returncode}")
     for arm, model in (("base", "smollm2-135m"), ("sft", args.name)):
         if f"eval-{arm}" in stages:
-            rows, cost = evaluate(cfg, arm, model, out / f"eval-{arm}")
-            results["rows"] = [r for r in results["rows"] if r["arm"] != arm] + rows
+            episodes = args.base_episodes if arm == "base" and args.base_episodes else args.eval_episodes
+            rows, cost = evaluate(cfg.model_copy(update={"eval_episodes": episodes}), arm, model, out / f"eval-{arm}")
+            results["rows"] += rows
             results["ledger"][f"eval-{arm}"] = cost
+            touched_arms.add(arm)
+            touched_stages.add(f"eval-{arm}")
             save()
     if "report" in stages:
         for arm, model in (("base", "smollm2-135m"), ("sft", args.name)):
@@ -176,14 +223,23 @@ def main() -> None:
                 rows, cost = rows_from_cells(arm, model, out / f"eval-{arm}" / "cells", args.observation)
                 results["rows"] = [r for r in results["rows"] if r["arm"] != arm] + rows
                 results["ledger"][f"eval-{arm}"] = cost
+                touched_arms.add(arm)
+                touched_stages.add(f"eval-{arm}")
         if args.note:
             results["note"] = args.note
         save()
     if "improve" in stages:
         rft = improve(cfg, out / "improve", evaluate_start=False)
-        results["rows"] = [r for r in results["rows"] if not r["arm"].startswith("round-")] + rft["rows"]
+        results["rows"] += rft["rows"]
         results["ledger"]["improve"] = rft["ledger"]
+        touched_arms.update(r["arm"] for r in rft["rows"])
+        touched_stages.add("improve")
         save()
+    if len(args.stages.split(",")) > 1:  # the loop's own process (not the eval-base one beside it)
+        results["ledger"]["loop"] = {"wall_s": round(time.perf_counter() - t_start, 1), "stages": args.stages}
+        touched_stages.add("loop")
+        save()
+    results = json.loads(res_path.read_text())
     for r in results["rows"]:
         print(f"{r['arm']:>8} {r['task']:<26} {r['observation']:<10} {r['successes']}/{r['episodes']} "
               f"= {r['success']:.2f} [{r['ci95'][0]:.2f}, {r['ci95'][1]:.2f}]")

@@ -44,10 +44,12 @@ class ImproveConfig(StrictModel):
     eval_episodes: int = Field(default=5, ge=1, description="Per eval task and seed.")
     finetune: dict[str, Any] = Field(default_factory=dict, description="FinetuneConfig fields for each round (e.g. token_budget, learning_rate).")
     port: int = Field(default=8013, ge=1, le=65535)
+    threads: int | None = Field(default=None, ge=1, description="The model server's CPU threads (default: all cores but one).")
     max_decisions: int = Field(default=20, ge=1)
 
 
-def _planner_overrides(cfg: ImproveConfig, model_ref: str, temperature: float, record: Path) -> dict[str, Any]:
+def _planner_overrides(cfg: ImproveConfig, model_ref: str, temperature: float, record: Path,
+                       logprobs: bool) -> dict[str, Any]:
     from polar.llm.models import resolve_model
     from polar.planners.profile import LLMProfile, load_planner_profile
 
@@ -56,18 +58,25 @@ def _planner_overrides(cfg: ImproveConfig, model_ref: str, temperature: float, r
         raise ConfigError(f"profile {cfg.profile}: improve needs an LLM profile with a server block (a local model)")
     entry = resolve_model(model_ref)
     server = base.server.model_dump(mode="json") | {"model": model_ref, "port": cfg.port}
-    return {"model": f"openai/{entry.name}", "server": server, "temperature": temperature,
-            "observation": cfg.observation, "record_path": str(record), "cache_dir": None}
+    if cfg.threads is not None:
+        server["threads"] = cfg.threads
+    out = {"model": f"openai/{entry.name}", "server": server, "temperature": temperature,
+           "observation": cfg.observation, "record_path": str(record), "cache_dir": None}
+    # sampled episodes become training data: keep the profile's log-probs (the sampled token ids
+    # enter the dataset as they are); a greedy evaluation trains nothing, and llama-cpp-python
+    # works log-probs out over the whole vocabulary in Python (~2x the time of a decision)
+    return out if logprobs else out | {"logprobs": False}
 
 
 def _run(cfg: ImproveConfig, label: str, model_ref: str, harnesses: list[SuiteHarness], seeds: list[int],
-         episodes: int, eval_seed: int, temperature: float, out: Path) -> tuple[list[Any], dict[str, Any]]:
+         episodes: int, eval_seed: int, temperature: float, out: Path, *,
+         logprobs: bool = True) -> tuple[list[Any], dict[str, Any]]:
     """Episodes of the model on `harnesses`; returns the cells and their cost."""
     from polar.evals.runner import run_cells
     from polar.llm.serve import stop
     from polar.planners.profile import load_planner_profile
 
-    overrides = _planner_overrides(cfg, model_ref, temperature, out / "calls.jsonl")
+    overrides = _planner_overrides(cfg, model_ref, temperature, out / "calls.jsonl", logprobs)
     suite = {"name": label, "agents": [{"name": "student", "kind": "planner", "planner": cfg.profile,
                                         "overrides": overrides, "budget": {"decisions": cfg.max_decisions}}],
              "harnesses": [h.model_dump(mode="json") for h in harnesses], "seeds": seeds,
@@ -122,7 +131,7 @@ def success_rows(arm: str, model: str, cells: list[Any], observation: str) -> li
 
 def evaluate(cfg: ImproveConfig, arm: str, model_ref: str, out: Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     cells, cost = _run(cfg, f"eval-{arm}", model_ref, cfg.eval_tasks, list(range(cfg.eval_seeds)),
-                       cfg.eval_episodes, EVAL_SEED, 0.0, out)
+                       cfg.eval_episodes, EVAL_SEED, 0.0, out, logprobs=False)
     return success_rows(arm, model_ref, cells, cfg.observation), cost
 
 

@@ -62,6 +62,15 @@ def skill_charges(library: Any, harness_id: str) -> tuple[dict[str, int], list[d
     return charges, listing
 
 
+def _weights_fingerprint(model: str) -> list[str]:
+    """A trained model's weights enter the key (a shipped adapter's path holds its content
+    digest; a registered model's, its version); a built-in model is fixed by its package."""
+    from polar.llm.models import resolve_model
+
+    entry = resolve_model(model)
+    return [] if entry.source.startswith("builtin:") else [f"model:{entry.path}"]
+
+
 class PlannerAgent(EvalAgent):
     kind = "planner"
     config: PlannerAgentConfig
@@ -101,6 +110,8 @@ class PlannerAgent(EvalAgent):
             profile = load_planner_profile(config.planner, profile_overrides(config, profile.backend) or None)
             if isinstance(profile, LLMProfile):
                 parts += [f"{t.name}:{t.version}" for t in resolve_templates(profile)]
+                if profile.server is not None:
+                    parts += _weights_fingerprint(profile.server.model)
         except PolarError as err:  # preflight reports it; the key only has to differ
             parts.append(f"profile-error:{type(err).__name__}:{err}")
         try:

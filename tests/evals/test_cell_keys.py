@@ -127,3 +127,29 @@ def test_editing_the_game_retrains_a_pure_rl_cell_instead_of_reusing_its_trainin
     game.write_text(game.read_text() + "\n# new rules\n")  # the game changed: train again
     assert len(run_cells(suite, out, progress=False).ran) == 1
     assert not marker.exists() and run.read_text() == harness_fingerprint(str(spec))
+
+
+def test_a_planner_cell_is_keyed_on_its_trained_models_weights(tmp_path: Path, monkeypatch) -> None:
+    """A profile that serves a fine-tuned model: a new version under the same name (or a new
+    shipped adapter) re-keys its cells; a built-in model adds nothing (its package fixes it)."""
+    import yaml
+
+    from polar.evals.planner_agent import PlannerAgent
+    from polar.evals.suite import PlannerAgentConfig
+    from polar.llm.models import ModelRegistry
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("POLAR_MODELS", str(tmp_path / "models.json"))
+    (tmp_path / "planners").mkdir()
+    profile = yaml.safe_load((ROOT / "planners" / "student.yaml").read_text())
+    profile["server"]["model"] = "mine"
+    (tmp_path / "planners" / "mine.yaml").write_text(yaml.safe_dump(profile))
+    weights = tmp_path / "w1.gguf"
+    weights.write_bytes(b"GGUF")
+    ModelRegistry().register("mine", weights)
+    config = PlannerAgentConfig(name="p", kind="planner", planner="mine")
+    first = PlannerAgent.inputs_fingerprint(config)
+    assert PlannerAgent.inputs_fingerprint(config) == first
+    (tmp_path / "w2.gguf").write_bytes(b"GGUF")
+    ModelRegistry().register("mine", tmp_path / "w2.gguf")  # mine@2: other weights
+    assert PlannerAgent.inputs_fingerprint(config) != first

@@ -100,3 +100,75 @@ def test_tiny_model_learns_the_targets_is_registered_and_served(tiny_base, tmp_p
             assert reply.strip() == ex.completion
     finally:
         stop("127.0.0.1", port)
+
+
+def _gguf_tensors(path: str | Path) -> dict[str, bytes]:
+    """Every tensor's raw bytes, read with llama.cpp's own gguf-py (from the converter)."""
+    import sys
+
+    from polar.llm.convert import converter_dir
+
+    sys.path.insert(0, str(converter_dir() / "gguf-py"))
+    try:
+        from gguf import GGUFReader
+    finally:
+        sys.path.pop(0)
+    return {t.name: t.data.tobytes() for t in GGUFReader(str(path)).tensors}
+
+
+@pytest.mark.timeout(1200)
+def test_a_lora_fine_tune_ships_as_its_adapter_and_merges_back_to_the_same_model(tiny_base, tmp_path, monkeypatch):
+    """`polar llm ship` writes the adapter (not the weights) and provenance; the shipped folder
+    is found by name, and its first use merges the adapter into the base again: the GGUF's
+    tensors are exactly those of the model that was trained and evaluated."""
+    from typer.testing import CliRunner
+
+    from polar.cli import app
+    from polar.errors import ConfigError
+    from polar.llm.adapters import ship
+    from polar.llm.finetune import FinetuneConfig, finetune
+    from polar.llm.models import list_models, resolve_model, weights_path
+
+    monkeypatch.setenv("POLAR_MODELS", str(tmp_path / "models.json"))
+    from polar.llm.models import cache_dir
+
+    converter = cache_dir() / "llama.cpp-converter"  # the merged GGUF goes to a cache of the test's own
+    monkeypatch.setenv("POLAR_CACHE_DIR", str(tmp_path / "cache"))
+    (tmp_path / "cache").mkdir()
+    (tmp_path / "cache" / "llama.cpp-converter").symlink_to(converter)
+    monkeypatch.chdir(tmp_path)
+    data = tmp_path / "data"
+    write_dataset(data, {"train": toy_examples(), "validation": []}, DatasetInfo())
+    common = dict(data=str(data), learning_rate=1e-2, max_steps=6, batch_size=4, max_length=256,
+                  warmup_ratio=0.0, save_steps=100, threads=1, gguf_type="f32", eval_examples=0)
+    trained = finetune(FinetuneConfig(base=str(tiny_base), name="toy-lora", lora_r=4,
+                                      work_dir=str(tmp_path / "w1"), **common), progress=False)
+    # a second fine-tune on top of the first (an improvement round): the chain is shipped
+    round1 = finetune(FinetuneConfig(base=trained.ref, name="toy-lora", lora_r=4,
+                                     work_dir=str(tmp_path / "w2"), **common), progress=False)
+    assert round1.ref == "toy-lora@2" and round1.provenance["base_ref"] == "toy-lora@1"  # not "the latest"
+
+    r = CliRunner().invoke(app, ["llm", "ship", "toy-lora@2", "--out", "planners/models/toy-shipped"])
+    assert r.exit_code == 0, r.output
+    folder = tmp_path / "planners" / "models" / "toy-shipped"
+    files = sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
+    assert files == ["adapter-1/adapter_config.json", "adapter-1/adapter_model.safetensors",
+                     "adapter-2/adapter_config.json", "adapter-2/adapter_model.safetensors", "model.json"]
+    meta = json.loads((folder / "model.json").read_text())
+    assert meta["base"] == str(tiny_base) and meta["provenance"]["shipped_from"] == "toy-lora@2"
+    assert [p["dataset_sha256"] for p in meta["provenance"]["chain"]] == [trained.provenance["dataset_sha256"]] * 2
+    assert "checkpoint" not in meta["provenance"]["chain"][0]  # no paths of the training machine
+
+    entry = resolve_model("toy-shipped")
+    assert entry.source.startswith("shipped:") and not Path(entry.path).exists()  # merged on first use
+    assert any(name == "toy-shipped" and missing is None for _e, name, missing in list_models())
+    gguf = weights_path(entry)
+    assert gguf.exists() and weights_path(entry) == gguf  # made once, then reused
+    want, got = _gguf_tensors(round1.path), _gguf_tensors(gguf)
+    assert sorted(got) == sorted(want) and all(got[k] == want[k] for k in want)
+
+    # a full fine-tune has no adapter: it cannot be shipped, and the error says why
+    full = finetune(FinetuneConfig(base=str(tiny_base), name="toy-full", method="full", engine="transformers",
+                                   work_dir=str(tmp_path / "w3"), **common), progress=False)
+    with pytest.raises(ConfigError, match="only LoRA fine-tunes can be shipped"):
+        ship(full.ref, tmp_path / "nope")

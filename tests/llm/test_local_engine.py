@@ -109,6 +109,37 @@ def test_task_starts_the_profiles_server_when_it_is_not_running(workspace):
     assert status["running"] and status["ours"] and status["serves"] == ["smollm2-135m"]
 
 
+def test_the_shipped_trained_planner_is_merged_on_first_use_and_solves_a_held_out_episode(workspace, tmp_path):
+    """Polar's own trained planner, as a fresh checkout gets it: the committed LoRA adapter is
+    merged into SmolLM2-135M and converted to GGUF on first use, llama.cpp serves it, and it
+    plans a held-out DoorKey-8x8 episode to success (greedy: the same decisions every run)."""
+    from polar.llm.models import cache_dir
+
+    ws, _port, env = workspace
+    require_engine()
+    cache = tmp_path / "cache"  # an empty cache: the merge happens here (the converter is shared)
+    cache.mkdir()
+    (cache / "llama.cpp-converter").symlink_to(cache_dir() / "llama.cpp-converter")
+    port = free_port()
+    profile = yaml.safe_load((REPO / "planners" / "polar-planner.yaml").read_text())
+    profile["server"]["port"] = port
+    (ws / "planners" / "polar-planner.yaml").write_text(yaml.safe_dump(profile))
+    env = {**env, "POLAR_CACHE_DIR": str(cache), "POLAR_MODELS": str(tmp_path / "no-registry.json")}
+    try:
+        r = polar(["task", TASK, "--harness", HARNESS, "--planner", "polar-planner", "--seed", "100000",
+                   "--max-decisions", "12", "--out", "trained"], ws, env, timeout=900)
+    finally:
+        polar(["serve-llm", "--stop", "--port", str(port)], ws, env)
+    out = r.stdout + r.stderr
+    assert "polar-planner: merging 1 adapter(s) into smollm2-135m" in out, out
+    assert r.returncode == 0, out
+    rec = json.loads((ws / "trained" / "episode.json").read_text())
+    assert rec["success"] and rec["agent"] == "planner:llm:polar-planner"
+    assert all(len(d["llm_calls"]) >= 1 for d in rec["decisions"])  # every decision from the model
+    assert {c["model"] for d in rec["decisions"] for c in d["llm_calls"]} == {"openai/polar-planner"}
+    assert list(cache.glob("models/polar-planner-*.gguf"))
+
+
 DEMO_SUITE = """
 name: demo-llm
 agents:

@@ -168,11 +168,13 @@ def test_bad_profile_key_names_the_field(tmp_path):
 
 
 def test_shipped_profiles_load():
-    for name in ("openai", "vllm", "local-test", "local", "gemma3", "student"):
+    for name in ("openai", "vllm", "local-test", "local", "gemma3", "student", "polar-planner"):
         profile = load_planner_profile(name)
         assert isinstance(profile, LLMProfile) and profile.name == name
     gemma = load_planner_profile("gemma3")  # the second embedded model runs beside SmolLM2's server
     assert gemma.api_base == "http://127.0.0.1:8013/v1" and gemma.system_message == "user"
+    trained = load_planner_profile("polar-planner")  # the shipped adapter, on its own port
+    assert trained.server.model == "polar-planner" and trained.api_base == "http://127.0.0.1:8015/v1"
 
 
 def test_template_mode_must_match_the_profile(server, tmp_path):

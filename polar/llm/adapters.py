@@ -1,0 +1,166 @@
+"""Trained planner models shipped as LoRA adapters (`polar llm ship`).
+
+A fine-tuned model's GGUF is 100+ MB; the LoRA adapters it was trained as are a few MB.
+`polar llm ship NAME` copies a registered model's adapters (the whole chain when a round
+fine-tuned an earlier fine-tune) and its provenance into `planners/models/NAME/`, a folder to
+commit. Anyone with the checkout then uses the model by name: on first use
+(`resolve_model("NAME")` -> `weights_path`), the adapters are merged into the base model
+again, in order, in float32 (the base checkpoint is the one training used: the built-in GGUF
+de-quantised), and the result is converted with llama.cpp's own converter into Polar's cache,
+once. Merging is deterministic, so the served model is the one that was evaluated.
+
+    planners/models/polar-planner/
+        model.json          # name, base, adapter folders in order, GGUF type, provenance
+        adapter-1/          # adapter_config.json + adapter_model.safetensors (PEFT's own files)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field
+
+from polar.config import StrictModel, validate
+from polar.errors import ConfigError
+from polar.llm.models import ModelEntry, cache_dir, resolve_model
+
+FORMAT = "polar.shipped-model/1"
+FOLDER = "models"  # under planners/
+ADAPTER_FILES = ("adapter_config.json", "adapter_model.safetensors")
+# provenance keys that are paths on the training machine: dropped from a shipped copy
+LOCAL_PATHS = ("base_checkpoint", "dataset", "checkpoint", "adapter")
+
+
+class ShippedModel(StrictModel):
+    format: Literal["polar.shipped-model/1"] = FORMAT
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
+    base: str = Field(description="The model the first adapter was trained on (a built-in name).")
+    adapters: list[str] = Field(min_length=1, description="Adapter folders, merged in this order.")
+    gguf_type: Literal["f32", "f16", "bf16", "q8_0"] = "q8_0"
+    description: str = ""
+    provenance: dict[str, Any] = Field(default_factory=dict)
+
+
+def read_shipped(folder: Path) -> ShippedModel:
+    path = folder / "model.json"
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as err:
+        raise ConfigError(f"{path}: unreadable: {err}") from None
+    model = validate(ShippedModel, data, str(path))
+    for a in model.adapters:
+        missing = [f for f in ADAPTER_FILES if not (folder / a / f).is_file()]
+        if missing:
+            raise ConfigError(f"{path}: adapter {a!r} lacks {', '.join(missing)}")
+    return model
+
+
+def shipped_folders() -> dict[str, Path]:
+    """Shipped models by name: `planners/models/<name>/model.json` in the workspace, then the
+    installation (the first found wins, as for every asset)."""
+    from polar.workspace import asset_dirs
+
+    found: dict[str, Path] = {}
+    for d in asset_dirs("planners"):
+        for f in sorted((d / FOLDER).glob("*/model.json")):
+            found.setdefault(f.parent.name, f.parent)
+    return found
+
+
+def _digest(folder: Path, model: ShippedModel) -> str:
+    h = hashlib.sha256((folder / "model.json").read_bytes())
+    for a in model.adapters:
+        for f in ADAPTER_FILES:
+            h.update((folder / a / f).read_bytes())
+    return h.hexdigest()[:12]
+
+
+def shipped_entry(name: str) -> ModelEntry | None:
+    """The entry of a shipped model (its GGUF in the cache, made on first use), or None."""
+    folder = shipped_folders().get(name)
+    if folder is None:
+        return None
+    model = read_shipped(folder)
+    gguf = cache_dir() / "models" / f"{name}-{_digest(folder, model)}.gguf"
+    return ModelEntry(name=name, format="gguf", path=str(gguf), engine="llamacpp", source=f"shipped:{folder}",
+                      description=model.description or f"{model.base} + {len(model.adapters)} LoRA adapter(s)",
+                      provenance=model.provenance)
+
+
+def materialise(entry: ModelEntry) -> Path:
+    """Merge a shipped model's adapters into its base and convert it to GGUF (once)."""
+    gguf = Path(entry.path)
+    if gguf.exists():
+        return gguf
+    import torch
+    from peft import PeftModel
+    from transformers import AutoModelForCausalLM
+
+    from polar.llm.convert import to_gguf
+    from polar.llm.finetune import base_checkpoint, load_tokenizer
+
+    folder = Path(entry.source.removeprefix("shipped:"))
+    model = read_shipped(folder)
+    print(f"{entry.name}: merging {len(model.adapters)} adapter(s) into {model.base} and converting "
+          f"to GGUF (once): {gguf}", flush=True)
+    base_dir = base_checkpoint(model.base)
+    lm = AutoModelForCausalLM.from_pretrained(base_dir, dtype=torch.float32)
+    for a in model.adapters:
+        lm = PeftModel.from_pretrained(lm, folder / a).merge_and_unload()
+    work = gguf.with_suffix(".merging")
+    shutil.rmtree(work, ignore_errors=True)
+    lm.save_pretrained(work)
+    load_tokenizer(base_dir).save_pretrained(work)
+    try:
+        to_gguf(work, gguf.with_suffix(".gguf.tmp"), model.gguf_type).replace(gguf)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return gguf
+
+
+def adapter_chain(ref: str) -> tuple[str, list[Path], list[dict[str, Any]]]:
+    """(the base model, the adapter folders from the first fine-tune to `ref`, their
+    provenances) for a registered model trained with LoRA, following each one's `base`."""
+    adapters: list[Path] = []
+    provenances: list[dict[str, Any]] = []
+    entry = resolve_model(ref)
+    while entry.source == "registry" and "dataset_sha256" in entry.provenance:
+        adapter = entry.provenance.get("adapter")
+        if not adapter or not Path(adapter).is_dir():
+            raise ConfigError(f"model {entry.ref}: no LoRA adapter on disk (full fine-tuning, or trained before "
+                              "adapters were kept); only LoRA fine-tunes can be shipped")
+        adapters.insert(0, Path(adapter))
+        provenances.insert(0, entry.provenance)
+        # the exact version trained on (older runs kept only the name they were given)
+        entry = resolve_model(str(entry.provenance.get("base_ref") or entry.provenance["base"]))
+    if not adapters:
+        raise ConfigError(f"model {ref!r}: not a fine-tuned model in the registry")
+    return str(provenances[0]["base"]), adapters, provenances
+
+
+def ship(ref: str, out: Path, *, description: str = "") -> Path:
+    """Write a registered LoRA fine-tune as a shipped model folder; returns the folder."""
+    base, adapters, provenances = adapter_chain(ref)
+    entry = resolve_model(ref)
+    gguf_type = provenances[-1].get("config", {}).get("gguf_type", "q8_0")
+    tmp = out.with_name(out.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    names = []
+    for i, a in enumerate(adapters, 1):
+        names.append(f"adapter-{i}")
+        (tmp / names[-1]).mkdir()
+        for f in ADAPTER_FILES:
+            shutil.copy2(a / f, tmp / names[-1] / f)
+    chain = [{k: v for k, v in p.items() if k not in LOCAL_PATHS} for p in provenances]
+    shipped = ShippedModel(name=out.name, base=base, adapters=names, gguf_type=gguf_type,
+                           description=description or entry.description,
+                           provenance={"shipped_from": entry.ref, "chain": chain})
+    (tmp / "model.json").write_text(shipped.model_dump_json(indent=1) + "\n")
+    shutil.rmtree(out, ignore_errors=True)
+    tmp.replace(out)
+    return out
