@@ -26,7 +26,7 @@ from pydantic import Field
 
 from polar.config import StrictModel, validate
 from polar.errors import ConfigError
-from polar.llm.models import ModelEntry, cache_dir, resolve_model
+from polar.llm.models import BUILTINS, ModelEntry, cache_dir, resolve_model
 
 FORMAT = "polar.shipped-model/1"
 FOLDER = "models"  # under planners/
@@ -86,8 +86,10 @@ def shipped_entry(name: str) -> ModelEntry | None:
         return None
     model = read_shipped(folder)
     gguf = cache_dir() / "models" / f"{name}-{_digest(folder, model)}.gguf"
+    base = BUILTINS.get(model.base)
     return ModelEntry(name=name, format="gguf", path=str(gguf), engine="llamacpp", source=f"shipped:{folder}",
                       description=model.description or f"{model.base} + {len(model.adapters)} LoRA adapter(s)",
+                      license=f"{base.license} (its base, {base.name})" if base else None,
                       provenance=model.provenance)
 
 
