@@ -34,6 +34,7 @@ SAME_LAYER: dict[str, set[str]] = {
 FACTORY_FUNCTIONS: set[tuple[str, str]] = {
     ("polar.sandboxes.base", "make_sandbox"),  # the backend a profile names
     ("polar.planners.profile", "load_planner"),  # the planner a profile names
+    ("polar.llm.models", "weights_path"),  # the weights an entry names: a shipped adapter is merged
 }
 
 

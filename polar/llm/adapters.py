@@ -7,7 +7,9 @@ commit. Anyone with the checkout then uses the model by name: on first use
 (`resolve_model("NAME")` -> `weights_path`), the adapters are merged into the base model
 again, in order, in float32 (the base checkpoint is the one training used: the built-in GGUF
 de-quantised), and the result is converted with llama.cpp's own converter into Polar's cache,
-once. Merging is deterministic, so the served model is the one that was evaluated.
+once. Merging is deterministic, so the served model is the one that was evaluated. Finding a
+shipped model by name (`shipped_entry`, `ShippedModel`) is in `polar.llm.models`; this module
+makes and writes them.
 
     planners/models/polar-planner/
         model.json          # name, base, adapter folders in order, GGUF type, provenance
@@ -16,81 +18,15 @@ once. Merging is deterministic, so the served model is the one that was evaluate
 
 from __future__ import annotations
 
-import hashlib
-import json
 import shutil
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import Field
-
-from polar.config import StrictModel, validate
 from polar.errors import ConfigError
-from polar.llm.models import BUILTINS, ModelEntry, cache_dir, resolve_model
+from polar.llm.models import ADAPTER_FILES, ModelEntry, ShippedModel, read_shipped, resolve_model
 
-FORMAT = "polar.shipped-model/1"
-FOLDER = "models"  # under planners/
-ADAPTER_FILES = ("adapter_config.json", "adapter_model.safetensors")
 # provenance keys that are paths on the training machine: dropped from a shipped copy
 LOCAL_PATHS = ("base_checkpoint", "dataset", "checkpoint", "adapter")
-
-
-class ShippedModel(StrictModel):
-    format: Literal["polar.shipped-model/1"] = FORMAT
-    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
-    base: str = Field(description="The model the first adapter was trained on (a built-in name).")
-    adapters: list[str] = Field(min_length=1, description="Adapter folders, merged in this order.")
-    gguf_type: Literal["f32", "f16", "bf16", "q8_0"] = "q8_0"
-    description: str = ""
-    provenance: dict[str, Any] = Field(default_factory=dict)
-
-
-def read_shipped(folder: Path) -> ShippedModel:
-    path = folder / "model.json"
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError) as err:
-        raise ConfigError(f"{path}: unreadable: {err}") from None
-    model = validate(ShippedModel, data, str(path))
-    for a in model.adapters:
-        missing = [f for f in ADAPTER_FILES if not (folder / a / f).is_file()]
-        if missing:
-            raise ConfigError(f"{path}: adapter {a!r} lacks {', '.join(missing)}")
-    return model
-
-
-def shipped_folders() -> dict[str, Path]:
-    """Shipped models by name: `planners/models/<name>/model.json` in the workspace, then the
-    installation (the first found wins, as for every asset)."""
-    from polar.workspace import asset_dirs
-
-    found: dict[str, Path] = {}
-    for d in asset_dirs("planners"):
-        for f in sorted((d / FOLDER).glob("*/model.json")):
-            found.setdefault(f.parent.name, f.parent)
-    return found
-
-
-def _digest(folder: Path, model: ShippedModel) -> str:
-    h = hashlib.sha256((folder / "model.json").read_bytes())
-    for a in model.adapters:
-        for f in ADAPTER_FILES:
-            h.update((folder / a / f).read_bytes())
-    return h.hexdigest()[:12]
-
-
-def shipped_entry(name: str) -> ModelEntry | None:
-    """The entry of a shipped model (its GGUF in the cache, made on first use), or None."""
-    folder = shipped_folders().get(name)
-    if folder is None:
-        return None
-    model = read_shipped(folder)
-    gguf = cache_dir() / "models" / f"{name}-{_digest(folder, model)}.gguf"
-    base = BUILTINS.get(model.base)
-    return ModelEntry(name=name, format="gguf", path=str(gguf), engine="llamacpp", source=f"shipped:{folder}",
-                      description=model.description or f"{model.base} + {len(model.adapters)} LoRA adapter(s)",
-                      license=f"{base.license} (its base, {base.name})" if base else None,
-                      provenance=model.provenance)
 
 
 def materialise(entry: ModelEntry) -> Path:

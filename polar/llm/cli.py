@@ -143,10 +143,11 @@ def ship_cmd(
     """Write a fine-tuned model as a folder to commit: its LoRA adapters (a few MB, the whole
     chain of fine-tunes) and provenance. Whoever has the folder uses the model by name: it is
     merged into its base and converted to GGUF on first use."""
-    from polar.llm.adapters import FOLDER, ship
+    from polar.llm.adapters import ship
+    from polar.llm.models import SHIPPED_FOLDER
     from polar.workspace import user_dir
 
-    target = out or user_dir("planners") / FOLDER / model.partition("@")[0]
+    target = out or user_dir("planners") / SHIPPED_FOLDER / model.partition("@")[0]
     folder = ship(model, target, description=description)
     size = sum(f.stat().st_size for f in folder.rglob("*") if f.is_file())
     typer.echo(f"wrote {folder} ({size / 1e6:.1f} MB); use it as model {folder.name!r} "

@@ -27,6 +27,7 @@ provenance of a trained model. Four sources, looked up in this order by `resolve
 
 from __future__ import annotations
 
+import hashlib
 import importlib.metadata
 import importlib.util
 import json
@@ -42,6 +43,7 @@ from pydantic import Field
 
 from polar.config import StrictModel, validate
 from polar.errors import ConfigError
+from polar.workspace import asset_dirs
 
 Engine = Literal["llamacpp", "transformers", "vllm"]
 INSTALL_HINT = "pip install 'polar[local-llm]' (or `make install`)"
@@ -182,6 +184,69 @@ def builtin_installed(name: str) -> bool:
     return True
 
 
+# --- shipped trained models (LoRA adapters in planners/models/; polar.llm.adapters) ----------
+
+SHIPPED_FORMAT = "polar.shipped-model/1"
+SHIPPED_FOLDER = "models"  # under planners/
+ADAPTER_FILES = ("adapter_config.json", "adapter_model.safetensors")
+
+
+class ShippedModel(StrictModel):
+    format: Literal["polar.shipped-model/1"] = SHIPPED_FORMAT
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
+    base: str = Field(description="The model the first adapter was trained on (a built-in name).")
+    adapters: list[str] = Field(min_length=1, description="Adapter folders, merged in this order.")
+    gguf_type: Literal["f32", "f16", "bf16", "q8_0"] = "q8_0"
+    description: str = ""
+    provenance: dict[str, Any] = Field(default_factory=dict)
+
+
+def read_shipped(folder: Path) -> ShippedModel:
+    path = folder / "model.json"
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as err:
+        raise ConfigError(f"{path}: unreadable: {err}") from None
+    model = validate(ShippedModel, data, str(path))
+    for a in model.adapters:
+        missing = [f for f in ADAPTER_FILES if not (folder / a / f).is_file()]
+        if missing:
+            raise ConfigError(f"{path}: adapter {a!r} lacks {', '.join(missing)}")
+    return model
+
+
+def shipped_folders() -> dict[str, Path]:
+    """Shipped models by name: `planners/models/<name>/model.json` in the workspace, then the
+    installation (the first found wins, as for every asset)."""
+    found: dict[str, Path] = {}
+    for d in asset_dirs("planners"):
+        for f in sorted((d / SHIPPED_FOLDER).glob("*/model.json")):
+            found.setdefault(f.parent.name, f.parent)
+    return found
+
+
+def _digest(folder: Path, model: ShippedModel) -> str:
+    h = hashlib.sha256((folder / "model.json").read_bytes())
+    for a in model.adapters:
+        for f in ADAPTER_FILES:
+            h.update((folder / a / f).read_bytes())
+    return h.hexdigest()[:12]
+
+
+def shipped_entry(name: str) -> ModelEntry | None:
+    """The entry of a shipped model (its GGUF in the cache, made on first use), or None."""
+    folder = shipped_folders().get(name)
+    if folder is None:
+        return None
+    model = read_shipped(folder)
+    gguf = cache_dir() / "models" / f"{name}-{_digest(folder, model)}.gguf"
+    base = BUILTINS.get(model.base)
+    return ModelEntry(name=name, format="gguf", path=str(gguf), engine="llamacpp", source=f"shipped:{folder}",
+                      description=model.description or f"{model.base} + {len(model.adapters)} LoRA adapter(s)",
+                      license=f"{base.license} (its base, {base.name})" if base else None,
+                      provenance=model.provenance)
+
+
 # --- the registry of user / trained models ---------------------------------------------------
 
 
@@ -271,11 +336,8 @@ def resolve_model(ref: str, registry: ModelRegistry | None = None) -> ModelEntry
             return found
         if name in BUILTINS and not ver:
             return builtin_entry(name)
-        if not ver:
-            from polar.llm.adapters import shipped_entry
-
-            if (shipped := shipped_entry(name)) is not None:
-                return shipped
+        if not ver and (shipped := shipped_entry(name)) is not None:
+            return shipped
     if looks_like_path(ref):
         return entry_for_path(ref)
     known = sorted({*BUILTINS, *(m.name for m in reg.list())})
@@ -288,7 +350,7 @@ def weights_path(entry: ModelEntry) -> Path:
     b = BUILTINS.get(entry.name) if entry.source.startswith("builtin:") else None
     if b is not None and b.assemble is not None:
         return b.assemble()
-    if entry.source.startswith("shipped:"):
+    if entry.source.startswith("shipped:"):  # merged from its adapters on first use
         from polar.llm.adapters import materialise
 
         return materialise(entry)
@@ -334,8 +396,6 @@ def list_models(registry: ModelRegistry | None = None) -> list[tuple[ModelEntry 
             rows.append((builtin_entry(name), name, None))
         except ConfigError as err:
             rows.append((None, name, str(err)))
-    from polar.llm.adapters import shipped_entry, shipped_folders
-
     for name in shipped_folders():
         try:
             rows.append((shipped_entry(name), name, None))
