@@ -4,6 +4,11 @@ reward-filtered self-improvement rounds, each arm evaluated on held-out seeds.
     python benchmarks/planner_training.py --out runs/planner-training            # the whole loop
     python benchmarks/planner_training.py --out ... --stages teacher,dataset,sft,eval-sft
 
+When both SFT and eval-base run (the default) on 2+ cores, the base model is evaluated in a
+second process beside SFT (`--sequential` turns that off). Measured on 2 cores: the stages of
+the whole loop, one round included, add up to 57 minutes
+(evals/results/planner-training/loop-2026-12-02/README.md).
+
 Every stage is resumable (finished eval cells, the teacher suite and the dataset are reused;
 `--stages` picks stages) and writes `results.json` in --out: one row per arm (base, sft,
 round-N), task and observation mode, with Wilson intervals over episodes, and a ledger of what

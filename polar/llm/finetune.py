@@ -5,7 +5,7 @@ fine-tuning), the loss on the completion (the decision) only, sequences packed b
 `max_length` windows (padding-free: packed examples do not attend to each other). CPU by
 default, a GPU when present. Checkpoints every `save_steps`; `resume` continues from the last.
 
-Afterwards the adapter is merged, the merged checkpoint is scored on the validation split
+Afterwards the adapter is kept (for `polar llm ship`) and merged, the merged checkpoint is scored on the validation split
 (loss, and exact match: every target token is the model's greedy choice given the prompt and
 the target so far, which is exactly "greedy decoding reproduces the target"), converted to
 GGUF with llama.cpp's own converter, and registered in the model registry with its
