@@ -340,7 +340,7 @@ def resolve_model(ref: str, registry: ModelRegistry | None = None) -> ModelEntry
             return shipped
     if looks_like_path(ref):
         return entry_for_path(ref)
-    known = sorted({*BUILTINS, *(m.name for m in reg.list())})
+    known = sorted({*BUILTINS, *shipped_folders(), *(m.name for m in reg.list())})
     raise ConfigError(f"unknown model {ref!r}: a name ({', '.join(known)}), name@version, "
                       "a .gguf file or a checkpoint folder")
 

@@ -69,8 +69,9 @@ def test_paths_and_checkpoint_folders_resolve_with_their_engine(tmp_path):
     assert describe(e)["context_length"] == 8192 and describe(e)["architecture"] == "LlamaForCausalLM"
     with pytest.raises(ConfigError, match="expected a .gguf file or a checkpoint folder"):
         entry_for_path(tmp_path)
-    with pytest.raises(ConfigError, match="unknown model 'nope'"):
+    with pytest.raises(ConfigError, match="unknown model 'nope'") as err:
         resolve_model("nope", ModelRegistry(tmp_path / "reg.json"))
+    assert "polar-planner" in str(err.value)  # the shipped trained model is among the names offered
 
 
 def test_registry_versions_a_name_and_keeps_provenance(tmp_path):
