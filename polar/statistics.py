@@ -8,7 +8,8 @@ intervals. The bootstrap is seeded so the same episodes always give the same int
 
 Seed-level statistics (rliable, Agarwal et al. 2021): an agent that trains is a random variable
 over its training seed, so its intervals resample seeds, then episodes within them
-(`seed_estimate`); comparisons across tasks use the IQM of per-run normalised scores with a
+(`seed_estimate`; for success rates `success_estimate`, never narrower than Wilson's);
+comparisons across tasks use the IQM of per-run normalised scores with a
 stratified bootstrap (`aggregate_iqm`) and the probability of improvement
 (`probability_of_improvement`); paired comparisons on the same episode seeds use the exact
 McNemar test (`mcnemar_exact`) and a seed-level interval of the paired differences.
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from statistics import NormalDist
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
@@ -196,6 +198,20 @@ def seed_estimate(groups: Sequence[Sequence[float]], statistic: str = "mean", *,
     value = float(STATISTICS[statistic](np.concatenate(gs)[None, :])[0])
     lo, hi = _percentile(two_level_samples(gs, statistic, n_boot=n_boot, seed=seed), confidence)
     return Estimate(value=value, lo=lo, hi=hi, n=n)
+
+
+def success_estimate(groups: Sequence[Sequence[float]], *, n_boot: int = 2000, confidence: float = 0.95,
+                     seed: int = 0) -> Estimate:
+    """A success rate over seeds x episodes (`groups[s]`: seed s's 0/1 outcomes): the
+    `seed_estimate` interval, widened to contain the Wilson interval of the same episodes
+    pooled. The percentile bootstrap collapses to a point when every episode has the same
+    outcome (20/20 gives [1, 1]); Wilson keeps the small-sample uncertainty that the
+    resamples cannot show, and seed-to-seed variance still widens it where seeds disagree."""
+    est = seed_estimate(groups, n_boot=n_boot, confidence=confidence, seed=seed)
+    if est.n == 0:
+        return est
+    lo, hi = wilson_interval(round(est.value * est.n), est.n, NormalDist().inv_cdf(0.5 + confidence / 2))
+    return est.model_copy(update={"lo": min(est.lo, lo), "hi": max(est.hi, hi)})
 
 
 def _stratified(tasks: Sequence[Sequence[float]], n_boot: int, rng: np.random.Generator) -> np.ndarray:

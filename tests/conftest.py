@@ -24,7 +24,7 @@ def _live_state_files(since: float) -> list[Path]:
     found = []
     for f in folder.glob("*.json") if folder.is_dir() else []:
         try:
-            if f.stat().st_mtime >= since and serve._alive(json.loads(f.read_text())):
+            if f.stat().st_mtime >= since and serve.is_alive(json.loads(f.read_text())):
                 found.append(f)
         except (OSError, ValueError):
             continue  # being written or removed right now
@@ -45,7 +45,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         if not f.exists():
             continue
         state = json.loads(f.read_text())
-        if not serve._alive(state):
+        if not serve.is_alive(state):
             continue
         host, port = f.stem.rsplit("-", 1)
         serve.stop(host, int(port))

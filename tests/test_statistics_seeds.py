@@ -16,7 +16,9 @@ from polar.statistics import (
     mcnemar_exact,
     probability_of_improvement,
     seed_estimate,
+    success_estimate,
     two_level_samples,
+    wilson_interval,
 )
 
 
@@ -78,6 +80,24 @@ def test_seed_interval_edge_cases() -> None:
     assert seed_estimate([[0, 1, 1], [1]], seed=0) == r  # seeded
     q = seed_estimate([[1, 2, 3, 100], [2, 2, 3, 4]], "iqm")
     assert q.value == iqm([1, 2, 3, 100, 2, 2, 3, 4])  # mean(2, 2, 3, 3)
+
+
+def test_success_interval_never_collapses_to_a_point() -> None:
+    # 20/20 in one seed: every resample is 1, so the bootstrap says [1, 1]; Wilson for 20/20
+    # is [n / (n + z^2), 1] = [20 / 23.8415, 1] = [0.8389, 1] (hand-computed, z = 1.95996).
+    all_won = success_estimate([[1.0] * 20])
+    assert seed_estimate([[1.0] * 20]).lo == 1.0
+    assert (all_won.value, all_won.hi, all_won.n) == (1.0, 1.0, 20)
+    assert all_won.lo == pytest.approx(20 / (20 + 1.959963984540054**2)) == pytest.approx(0.8389, abs=1e-4)
+    # 0 of 5 seeds x 4 episodes: [0, z^2 / (n + z^2)] = [0, 3.8415 / 23.8415] = [0, 0.1611]
+    none = success_estimate([[0.0] * 4] * 5)
+    assert (none.value, none.lo) == (0.0, 0.0) and none.hi == pytest.approx(0.1611, abs=1e-4)
+    # seeds that disagree (all or nothing): the seed bootstrap is the wider one and is kept
+    split = [[1.0] * 5, [0.0] * 5, [1.0] * 5, [0.0] * 5]
+    boot, est = seed_estimate(split), success_estimate(split)
+    wl, wh = wilson_interval(10, 20)
+    assert (est.lo, est.hi) == (boot.lo, boot.hi) and boot.lo < wl and boot.hi > wh
+    assert success_estimate([]).n == 0
 
 
 def test_aggregate_iqm_hand_computed_and_exact_law() -> None:

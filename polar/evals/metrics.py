@@ -29,7 +29,7 @@ from polar.evals.agents import Information
 from polar.evals.cells import CellResult
 from polar.evals.paired import Comparison, compare_agents
 from polar.evals.suite import Suite
-from polar.statistics import Estimate, aggregate_iqm, seed_estimate, success_rate
+from polar.statistics import Estimate, aggregate_iqm, seed_estimate, success_estimate, success_rate
 
 RESULTS_FORMAT = "polar.evals.results/2"
 # A failed episode whose harness ended it without success and without any other cause
@@ -236,7 +236,7 @@ def _row(suite: Suite, agent: str, info: Information, harness: str, cells: list[
     return Row(
         agent=agent, agent_kind=cells[0].agent_kind, observes=info.observes, decides_from=info.decides_from,
         role=info.role, harness=harness, harness_id=cells[0].harness_id, seeds=len(groups), episodes=len(eps),
-        success=seed_estimate(succ, n_boot=nb), success_pooled=judged_success(eps), seed_success=seed_success(cells),
+        success=success_estimate(succ, n_boot=nb), success_pooled=judged_success(eps), seed_success=seed_success(cells),
         mean_return=seed_estimate(rets, "mean", n_boot=nb), iqm_return=seed_estimate(rets, "iqm", n_boot=nb),
         mean_length=float(np.mean([e.env_steps for e in eps])) if eps else float("nan"),
         train_env_steps=split.total, ledger=split,
@@ -261,7 +261,7 @@ def _curve(agent: str, harness: str, cells: list[CellResult], n_boot: int) -> Cu
     if not by_step:
         return None
     steps = sorted(by_step)
-    est = [seed_estimate(by_step[st], n_boot=n_boot) for st in steps]
+    est = [success_estimate(by_step[st], n_boot=n_boot) for st in steps]
     return CurveSeries(agent=agent, harness=harness, env_steps=steps, success=[e.value for e in est],
                        lo=[e.lo for e in est], hi=[e.hi for e in est], episodes=[e.n for e in est],
                        seeds=[len(by_step[st]) for st in steps])
@@ -281,7 +281,7 @@ def _total(suite: Suite, agent: str, info: Information, group: list[CellResult],
         eval_env_steps=sum(e.env_steps for e in eps), llm_calls=calls, llm_cached=cached,
         tokens=sum(e.prompt_tokens + e.completion_tokens for e in eps),
         cost_usd=sum(e.cost_usd for e in eps), llm_latency_s=_llm_latency(eps),
-        wall_s=sum(r.wall_s for r in group), success=seed_estimate(succ, n_boot=suite.bootstrap),
+        wall_s=sum(r.wall_s for r in group), success=success_estimate(succ, n_boot=suite.bootstrap),
         aggregate_iqm=(aggregate_iqm([list(r.seed_success.values()) for r in scored], n_boot=suite.bootstrap)
                        if scored else Estimate(value=float("nan"), lo=float("nan"), hi=float("nan"), n=0)),
         tasks=[r.harness for r in scored],

@@ -174,7 +174,7 @@ def _start_ticks(pid: int) -> int | None:
     return int(stat.rsplit(")", 1)[1].split()[19])  # field 22; the command name may hold spaces
 
 
-def _alive(state: dict[str, Any]) -> bool:
+def is_alive(state: dict[str, Any]) -> bool:
     """Whether the recorded process still runs (and is ours: same pid and start time)."""
     pid = state.get("pid")
     return pid is not None and _start_ticks(int(pid)) == state.get("start_ticks")
@@ -196,10 +196,10 @@ def _answer_of_ours(s: ServerSettings, name: str) -> list[str] | None:
     only between completions (the model's lock), so while one suite worker's request runs,
     another worker's probe times out: that is a busy server, not a missing one."""
     state = read_state(s.host, s.port)
-    if state is None or state.get("served_name") != name or not _alive(state):
+    if state is None or state.get("served_name") != name or not is_alive(state):
         return None
     deadline = time.monotonic() + s.startup_timeout_s
-    while time.monotonic() < deadline and _alive(state):
+    while time.monotonic() < deadline and is_alive(state):
         served = probe(s.base_url, timeout=max(1.0, min(30.0, deadline - time.monotonic())))
         if served is not None:
             return served
@@ -239,7 +239,7 @@ def death_note(host: str, port: int) -> str | None:
     last lines of its log; None when no server of ours was recorded there or it still runs.
     A failed call's "connection error" then names its cause."""
     state = read_state(host, port)
-    if state is None or _alive(state):
+    if state is None or is_alive(state):
         return None
     log = Path(str(state.get("log", "")))
     return (f"the {state.get('engine', 'model')} server Polar started for {state.get('model')} "
@@ -335,7 +335,7 @@ def stop(host: str = "127.0.0.1", port: int = 8012) -> dict[str, Any] | None:
         state = read_state(host, port)
         if state is None:
             return None
-        state["was_running"] = _alive(state)
+        state["was_running"] = is_alive(state)
         if state["was_running"]:
             _terminate(int(state["pid"]))
         state_path(host, port).unlink(missing_ok=True)
@@ -346,7 +346,7 @@ def status(host: str = "127.0.0.1", port: int = 8012) -> dict[str, Any]:
     state = read_state(host, port) or {}
     served = probe(f"http://{host}:{port}")
     return {**state, "running": served is not None, "serves": served,
-            "ours": bool(state) and _alive(state)}
+            "ours": bool(state) and is_alive(state)}
 
 
 @contextlib.contextmanager
@@ -375,5 +375,8 @@ def ensure_server(s: ServerSettings, announce: Announce = _stderr) -> dict[str, 
     if not s.autostart:
         raise ServeError(f"no server answers at {s.base_url}; start it: polar serve-llm {s.model} --port {s.port}")
     announce(f"the planner's server ({s.model} on {s.base_url}) is not running: starting it")
-    return {**start(s, announce=announce), "started": True}
+    state = start(s, announce=announce)
+    announce(f"it keeps running after this command, for the next one (`polar demo` stops the servers it "
+             f"started); stop it: polar serve-llm --stop --port {s.port}")
+    return {**state, "started": True}
 

@@ -47,8 +47,8 @@ def test_report_files(report: tuple[Path, dict[str, Path]]) -> None:
     again = load_results(out)
     assert again.rows == load_results(paths["results"]).rows
     md = paths["markdown"].read_text()
-    # 0/8 over 2 seeds: every resample is 0; the pooled Wilson interval stays in results.json
-    assert "| random | none | DoorKey-5x5 | 2 | 0% [0, 0] |" in md
+    # 0/8 over 2 seeds: every resample is 0, so the interval is Wilson's for 0/8, [0, 0.3244]
+    assert "| random | none | DoorKey-5x5 | 2 | 0% [0, 32] |" in md
     row = next(r for r in again.rows if r.agent == "random" and r.harness == "DoorKey-5x5")
     assert row.success_pooled.hi == pytest.approx(0.3244, abs=1e-3) and row.observes == "none"
     assert row.seed_success == {0: 0.0, 1: 0.0} and row.ledger.total == 0

@@ -103,6 +103,7 @@ def test_task_starts_the_profiles_server_when_it_is_not_running(workspace):
     assert r.returncode in (0, 1), out
     assert "planner: local" in r.stdout and "cannot parse" in r.stdout  # chosen, and said why
     assert "is not running: starting it" in r.stderr and "ready in" in r.stderr
+    assert f"stop it: polar serve-llm --stop --port {port}" in r.stderr  # it is left running: say how to stop it
     rec = json.loads((ws / "free" / "episode.json").read_text())
     assert rec["agent"] == "planner:llm:local" and rec["llm_calls"] >= 1
     status = json.loads(polar(["serve-llm", "--status", "--port", str(port)], ws, env).stdout)
