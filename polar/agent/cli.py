@@ -66,11 +66,6 @@ def task(
 
     sandbox_profile = resolve_sandbox(sandbox)  # resolved once, here; None: no policy code
     profile = planner or os.environ.get("POLAR_PLANNER")
-    if profile is None:
-        from polar.planners.choose import default_planner
-
-        profile, why = default_planner(text)
-        console.print(f"[bold]planner[/]: {profile} [dim]({escape(why)})[/]", highlight=False)
 
     def trace(kind: str, payload: dict[str, Any]) -> None:
         if kind == "start" and payload["harness"] != harness:  # echo the id as typed
@@ -79,6 +74,11 @@ def task(
 
     # The harness first: a bad id is an error before a model server is started for nothing.
     with make_harness(harness) as h:
+        if profile is None:
+            from polar.planners.choose import default_planner
+
+            profile, why = default_planner(text, h.spec)
+            console.print(f"[bold]planner[/]: {profile} [dim]({escape(why)})[/]", highlight=False)
         p = load_planner(profile)
         agent = Agent(p, open_library(skills),
                       AgentSettings(max_decisions=max_decisions, max_env_steps=max_steps,

@@ -24,7 +24,7 @@ from polar.harnesses.missions import parse_mission
 from polar.planners.base import PlannerContext
 from polar.planners.decisions import Decision, Finish, SkillCall
 
-_CELL_TASK = re.compile(r"\bcell\s*\(?\s*(\d+)\s*,\s*(\d+)\s*\)?", re.IGNORECASE)
+CELL_TASK = re.compile(r"\bcell\s*\(?\s*(\d+)\s*,\s*(\d+)\s*\)?", re.IGNORECASE)
 _AT_CELL = re.compile(r"^at_cell\((\d+),(\d+)\)$")
 _GOAL_CELL = re.compile(r"^goal_cell\((\d+),(\d+)\)$")
 OPTIONS = ("skill", "lookahead", "max_repeats")
@@ -90,7 +90,7 @@ class MazePlanner:
 
     def _target(self, task: str, mission: str | None, goal: list[str], preds: list[str]) -> tuple[Cell, bool]:
         """(goal cell, whether the task is the goal point) for the task."""
-        if m := _CELL_TASK.search(task):
+        if m := CELL_TASK.search(task):
             return (int(m.group(1)), int(m.group(2))), False
         atoms = parse_mission(task) or (goal if mission and task.strip() == mission else None)
         if atoms != ["at(goal)"]:

@@ -138,3 +138,35 @@ def test_scripted_reach_alone_fails_through_walls():
         if term or trunc:
             break
     assert trunc and not term
+
+
+@pytest.mark.parametrize(("task", "planner"), [
+    ("go to the goal", "maze"),
+    ("go to cell (3, 4)", "maze"),
+    ("pick up the yellow key", "local"),  # the symbolic planner's task, but no key in a maze
+])
+def test_a_maze_harness_defaults_to_the_maze_planner(medium, task, planner):
+    from polar.planners.choose import default_planner
+
+    chosen, why = default_planner(task, medium.spec)
+    assert chosen == planner, why
+    assert default_planner("go to the goal")[0] == "symbolic"  # no harness given: not a maze
+
+
+def test_polar_task_on_a_maze_without_planner_reaches_the_goal_with_the_shipped_reach(tmp_path):
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[2]
+    r = subprocess.run([sys.executable, "-m", "polar.cli", "task", "go to the goal", "--harness",
+                        "maze:PointMaze_Large-v3", "--seed", "3", "--out", str(tmp_path / "run")],
+                       capture_output=True, text=True, cwd=tmp_path, timeout=120,
+                       env={**os.environ, "POLAR_SKILLS": str(repo / "skills")})
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "planner: maze" in r.stdout
+    rec = json.loads((tmp_path / "run" / "episode.json").read_text())
+    assert rec["success"] and rec["agent"].startswith("planner:maze")
+    assert {d["decision"]["skill"] for d in rec["decisions"] if d["decision"].get("kind") == "skill"} == {"reach"}
