@@ -18,7 +18,7 @@ from typing import Any
 
 from polar.harnesses.maze_map import maze_from_spec
 from polar.harnesses.missions import parse_mission
-from polar.planners.maze import CELL_TASK
+from polar.planners.maze import understands
 
 SYMBOLIC, LOCAL_LLM, MAZE = "symbolic", "local", "maze"
 _CLAUSES = re.compile(r"[,;]|\bthen\b|\band\b|\.")
@@ -34,7 +34,7 @@ def default_planner(task: str, spec: Any = None) -> tuple[str, str]:
     """(profile name, why) for a task given without --planner, on the harness `spec` (None:
     any harness)."""
     if maze_from_spec(spec) is not None:
-        if CELL_TASK.search(task) or parse_mission(task) == ["at(goal)"]:
+        if understands(task):
             return MAZE, "a maze harness: the maze planner (shortest path over the cells, reach per waypoint)"
         return LOCAL_LLM, (f"the maze planner understands 'go to the goal' and 'go to cell (r, c)', "
                            f"not {task!r}: the local language model plans")

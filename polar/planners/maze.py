@@ -24,10 +24,16 @@ from polar.harnesses.missions import parse_mission
 from polar.planners.base import PlannerContext
 from polar.planners.decisions import Decision, Finish, SkillCall
 
-CELL_TASK = re.compile(r"\bcell\s*\(?\s*(\d+)\s*,\s*(\d+)\s*\)?", re.IGNORECASE)
+_CELL_TASK = re.compile(r"\bcell\s*\(?\s*(\d+)\s*,\s*(\d+)\s*\)?", re.IGNORECASE)
 _AT_CELL = re.compile(r"^at_cell\((\d+),(\d+)\)$")
 _GOAL_CELL = re.compile(r"^goal_cell\((\d+),(\d+)\)$")
 OPTIONS = ("skill", "lookahead", "max_repeats")
+
+
+def understands(task: str) -> bool:
+    """Whether the maze planner plans `task` by its words alone: "go to the goal" or "go to
+    cell (r, c)" (the harness's own mission is accepted too, once its state is known)."""
+    return bool(_CELL_TASK.search(task)) or parse_mission(task) == ["at(goal)"]
 
 
 def _cell_of(predicates: list[str], pattern: re.Pattern[str]) -> Cell | None:
@@ -90,7 +96,7 @@ class MazePlanner:
 
     def _target(self, task: str, mission: str | None, goal: list[str], preds: list[str]) -> tuple[Cell, bool]:
         """(goal cell, whether the task is the goal point) for the task."""
-        if m := CELL_TASK.search(task):
+        if m := _CELL_TASK.search(task):
             return (int(m.group(1)), int(m.group(2))), False
         atoms = parse_mission(task) or (goal if mission and task.strip() == mission else None)
         if atoms != ["at(goal)"]:
