@@ -187,6 +187,7 @@ class HRLAgent(EvalAgent):
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(env_seed)
             obs, _ = env.reset(seed=env_seed)
+            policy.reset()
             while not (term or trunc):
                 p0 = time.perf_counter()
                 k = int(policy.act(obs, deterministic=cfg.deterministic))

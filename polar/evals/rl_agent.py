@@ -7,7 +7,8 @@ Variants a reviewer asks for, all as config of this one agent:
 - `recipes:` one recipe per harness (hyper-parameters per task family);
 - `multitask: true` trains one policy per seed over all the suite's harnesses (the same total
   budget, `train_steps`) and evaluates it on each; the run is shared by the seed's cells;
-- `train_seed: N` trains one policy per harness (seed N) and evaluates it on every cell seed.
+- `train_seed: N` trains one policy per harness (seed N) and evaluates it on every cell seed;
+- `sweep:` tunes hyper-parameters on a grid first (`polar.evals.sweep`), charged as tuning.
 
 Training runs in `<out>/work/<cell>/train` (multitask: `<out>/work/<agent>/@all-tasks/seed-<s>/train`)
 through `polar.evals.training.train_or_resume`: a run killed half-way resumes from its latest
@@ -19,7 +20,7 @@ from __future__ import annotations
 
 import fcntl
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -28,9 +29,11 @@ from polar.episode import EpisodeRecord
 from polar.errors import ConfigError
 from polar.evals.agents import EvalAgent, Information, Preparation, sha
 from polar.evals.suite import PureRLAgentConfig, SuiteHarness
+from polar.evals.sweep import SWEEP_DIR, run_sweep
 from polar.evals.training import (
     CURVE_FILE,
     CurveRecorder,
+    deep_merge,
     make_train_config,
     read_curve,
     resolve_recipe,
@@ -60,17 +63,21 @@ def recipe_for(cfg: PureRLAgentConfig, label: str) -> str | None:
     return cfg.recipes.get(label, cfg.recipe)
 
 
-def train_config(cfg: PureRLAgentConfig, entry: SuiteHarness, seed: int, out: Path) -> Any:
-    """The TrainConfig for one cell: recipe, then overrides, then what the cell fixes."""
-    return make_train_config(cfg.name, recipe_for(cfg, entry.label), dict(cfg.overrides), {
+def train_config(cfg: PureRLAgentConfig, entry: SuiteHarness, seed: int, out: Path,
+                 overrides: dict[str, Any] | None = None, steps: int | None = None) -> Any:
+    """The TrainConfig for one cell: recipe, then overrides (the agent's, or those its sweep
+    chose), then what the cell fixes."""
+    return make_train_config(cfg.name, recipe_for(cfg, entry.label), dict(cfg.overrides if overrides is None
+                                                                          else overrides), {
         "algo": cfg.algo, "harness": entry.id, "harness_kwargs": dict(entry.kwargs),
-        "steps": cfg.train_steps, "seed": seed, "out": str(out)})
+        "steps": steps or cfg.train_steps, "seed": seed, "out": str(out)})
 
 
-def multitask_config(cfg: PureRLAgentConfig, entries: list[SuiteHarness], seed: int, out: Path) -> Any:
+def multitask_config(cfg: PureRLAgentConfig, entries: list[SuiteHarness], seed: int, out: Path,
+                     overrides: dict[str, Any] | None = None) -> Any:
     """One run over every harness: each sub-env plays the tasks in turn (`MultiTaskEnv`)."""
     tasks = [{"id": e.id, "kwargs": dict(e.kwargs), "label": e.label} for e in entries]
-    return make_train_config(cfg.name, cfg.recipe, dict(cfg.overrides), {
+    return make_train_config(cfg.name, cfg.recipe, dict(cfg.overrides if overrides is None else overrides), {
         "algo": cfg.algo, "harness": MULTITASK_ENV, "harness_kwargs": {"tasks": tasks},
         "steps": cfg.train_steps, "seed": seed, "out": str(out)})
 
@@ -93,6 +100,7 @@ def policy_episode(policy: Any, harness: Harness, deterministic: bool, *, agent:
     episode in a fork (the caller's stream is untouched): an episode is a function of its seed."""
     import torch
 
+    policy.reset()
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(env_seed)
         return play_episode(harness, lambda obs: policy.act(obs, deterministic=deterministic), agent=agent,
@@ -144,26 +152,49 @@ class PureRLAgent(EvalAgent):
             return Preparation(train_env_steps=steps, curve=read_curve(run),
                                info={"charges": {f"checkpoint:{run}": steps}, "run_dir": str(run)})
         start = time.perf_counter()
+        overrides, charges, info = self._tune(entry, work_dir)
         if cfg.multitask:
-            run, key, curve_name = self._train_multitask(entry, seed, work_dir)
+            run, key, curve_name = self._train_multitask(entry, seed, work_dir, overrides)
         elif cfg.train_seed is not None:  # one run per harness, shared by its cells' seeds
             run = work_dir.parent / f"train-seed-{cfg.train_seed}"  # work_dir: <agent>/<harness>/seed-<s>
             with _locked(work_dir.parent):
-                tcfg = train_config(cfg, entry, cfg.train_seed, run)
+                tcfg = train_config(cfg, entry, cfg.train_seed, run, overrides)
                 train_or_resume(tcfg, run, [self._curve(run, entry, CURVE_FILE)], game=harness_fingerprint(entry.id))
             key, curve_name = f"train:{cfg.name}:{entry.label}:{cfg.train_seed}", CURVE_FILE
         else:
             run = work_dir / "train"
-            tcfg = train_config(cfg, entry, seed, run)
+            tcfg = train_config(cfg, entry, seed, run, overrides)
             curve = self._curve(run, entry, CURVE_FILE)
             train_or_resume(tcfg, run, [curve], game=harness_fingerprint(entry.id))
             key, curve_name = f"train:{cfg.name}:{entry.label}:{seed}", CURVE_FILE
         self.policy = load_policy(run)
         steps = run_env_steps(run)
-        return Preparation(train_env_steps=steps, train_wall_s=time.perf_counter() - start,
-                           curve=read_curve(run, curve_name), info={"charges": {key: steps}, "run_dir": str(run)})
+        charges[key] = steps
+        return Preparation(train_env_steps=sum(charges.values()), train_wall_s=time.perf_counter() - start,
+                           curve=read_curve(run, curve_name),
+                           info={"charges": charges, "run_dir": str(run), **info})
 
-    def _curve(self, run: Path, entry: SuiteHarness, name: str) -> CurveRecorder:
+    def _tune(self, entry: SuiteHarness, work_dir: Path) -> tuple[dict[str, Any], dict[str, int], dict[str, Any]]:
+        """(the overrides the cell trains with, the sweep's charge, what the sweep chose):
+        the agent's own overrides without a sweep; else the sweep's best point over them."""
+        cfg = self.config
+        if cfg.sweep is None:
+            return dict(cfg.overrides), {}, {}
+        sweep = cfg.sweep
+        target = self.harness_entry(SuiteHarness(id=sweep.harness)) if sweep.harness else entry
+        folder = work_dir.parent.parent / SWEEP_DIR / target.label  # work_dir: <agent>/<harness>/seed-<s>
+
+        def train(point: dict[str, Any], run: Path) -> None:
+            tcfg = train_config(cfg, target, sweep.seed, run, deep_merge(dict(cfg.overrides), point), sweep.steps)
+            train_or_resume(tcfg, run, [], game=harness_fingerprint(target.id))
+
+        with _locked(folder):
+            best, steps = run_sweep(sweep, folder, train, self._play(target))
+        return (deep_merge(dict(cfg.overrides), best), {f"tune:{cfg.name}:{target.label}": steps},
+                {"sweep": {"harness": target.id, "best": best, "trials": len(sweep.points())}})
+
+    def _play(self, entry: SuiteHarness) -> Callable[[Any, int], tuple[bool | None, float]]:
+        """One episode of a policy on a fresh harness, played as the cell plays them."""
         cfg = self.config
 
         def play(policy: Any, env_seed: int) -> tuple[bool | None, float]:
@@ -175,9 +206,14 @@ class PureRLAgent(EvalAgent):
                 harness.close()
             return rec.success, rec.episode_return
 
-        return CurveRecorder(run, play, cfg.eval_every, cfg.curve_episodes, name=name)
+        return play
 
-    def _train_multitask(self, entry: SuiteHarness, seed: int, work_dir: Path) -> tuple[Path, str, str]:
+    def _curve(self, run: Path, entry: SuiteHarness, name: str) -> CurveRecorder:
+        cfg = self.config
+        return CurveRecorder(run, self._play(entry), cfg.eval_every, cfg.curve_episodes, name=name)
+
+    def _train_multitask(self, entry: SuiteHarness, seed: int, work_dir: Path,
+                         overrides: dict[str, Any]) -> tuple[Path, str, str]:
         """The seed's one run over all harnesses (trained by the first of its cells to get
         here), with one learning curve per harness."""
         cfg = self.config
@@ -187,7 +223,7 @@ class PureRLAgent(EvalAgent):
         shared = work_dir.parent.parent / ALL_TASKS / work_dir.name
         run = shared / "train"
         with _locked(shared):
-            tcfg = multitask_config(cfg, entries, seed, run)
+            tcfg = multitask_config(cfg, entries, seed, run, overrides)
             train_or_resume(tcfg, run, [self._curve(run, e, f"eval_curve.{e.label}.jsonl") for e in entries],
                             game="|".join(harness_fingerprint(e.id) for e in entries))
         return run, f"train:{cfg.name}:{ALL_TASKS}:{seed}", f"eval_curve.{entry.label}.jsonl"

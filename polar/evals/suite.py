@@ -8,10 +8,11 @@ cell's seed and the episode index, so all agents face the same start states.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, ClassVar, Literal
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
 from pydantic import Field, PrivateAttr, field_validator, model_validator
 
@@ -90,6 +91,46 @@ class _Trained(_Agent):
     deterministic: bool = False
 
 
+class SweepConfig(StrictModel):
+    """A grid search over TrainConfig fields, run before the agent's cells train
+    (`polar.evals.sweep`): the best point's values train every cell of the agent."""
+
+    grid: dict[str, list[Any]]  # dotted TrainConfig field -> the values to try
+    steps: int = Field(ge=1)  # env steps of each trial
+    harness: str | None = None  # the family's harness every cell uses the result on; None: each cell's own
+    seed: int = Field(900_000, ge=0)  # each trial's training seed (not a cell seed)
+    episodes: int = Field(20, ge=1)  # scoring episodes per trial
+
+    @field_validator("grid")
+    @classmethod
+    def _grid(cls, v: dict[str, list[Any]]) -> dict[str, list[Any]]:
+        if not v:
+            raise ValueError("grid: name at least one TrainConfig field and its values")
+        for key, values in v.items():
+            if not values:
+                raise ValueError(f"grid.{key}: give at least one value")
+            if key.split(".")[0] in ("steps", "seed", "harness", "out", "algo"):
+                raise ValueError(f"grid.{key}: the cell fixes this field; sweep hyper-parameters only")
+        return v
+
+    def points(self) -> list[dict[str, Any]]:
+        """Every grid point as nested TrainConfig overrides, in grid order."""
+        keys = list(self.grid)
+        return [nested(dict(zip(keys, values, strict=True))) for values in itertools.product(*self.grid.values())]
+
+
+def nested(dotted: dict[str, Any]) -> dict[str, Any]:
+    """{"ppo.learning_rate": 1e-3} -> {"ppo": {"learning_rate": 1e-3}}."""
+    out: dict[str, Any] = {}
+    for key, value in dotted.items():
+        *parents, leaf = key.split(".")
+        node = out
+        for p in parents:
+            node = node.setdefault(p, {})
+        node[leaf] = value
+    return out
+
+
 class PureRLAgentConfig(_Trained):
     """A policy trained by the RL engine on the harness (per cell seed), or a given checkpoint.
 
@@ -110,6 +151,9 @@ class PureRLAgentConfig(_Trained):
     # episodes differ per seed), instead of one training run per cell seed: for baselines
     # whose training is the costly part. The ledger charges that one run once.
     train_seed: int | None = Field(None, ge=0)
+    # A hyper-parameter grid trained and scored before the cells train; its best point is
+    # merged over `overrides` and its env steps are charged to this agent as tuning.
+    sweep: SweepConfig | None = None
 
     @model_validator(mode="after")
     def _one_source(self) -> PureRLAgentConfig:
@@ -122,6 +166,10 @@ class PureRLAgentConfig(_Trained):
         if self.train_seed is not None and (self.checkpoint is not None or self.multitask):
             raise ValueError("train_seed applies to training one policy per harness (train_steps), "
                              "not to a given checkpoint or multitask")
+        if self.sweep is not None and self.checkpoint is not None:
+            raise ValueError("sweep: tunes the training of this agent; a checkpoint is not trained")
+        if self.sweep is not None and self.multitask and self.sweep.harness is None:
+            raise ValueError("sweep.harness: a multitask agent's sweep needs the harness it tunes on")
         return self
 
 

@@ -52,6 +52,8 @@ class RolloutBatch(NamedTuple):
     valid: torch.Tensor  # bool: False on NEXT_STEP reset pseudo-steps (never trained on)
     next_values: torch.Tensor  # V(s_{t+1}); V(real final obs) where an episode was truncated
     stats: EpisodeStats
+    starts: torch.Tensor | None = None  # bool: obs t is the first of its episode (recurrent PPO)
+    memory: torch.Tensor | None = None  # a recurrent policy's memory [2, N, H] before step 0
 
     @property
     def num_transitions(self) -> int:
@@ -59,7 +61,7 @@ class RolloutBatch(NamedTuple):
 
     @staticmethod
     def concat(batches: list[RolloutBatch]) -> RolloutBatch:
-        """Worker batches [T, N_w] -> one batch [T, sum N_w]."""
+        """Worker batches [T, N_w] -> one batch [T, sum N_w] (a memory [2, N_w, H]: [2, sum N_w, H])."""
         return _concat_envs(batches, lambda xs: torch.cat(xs, 1))
 
 
@@ -117,6 +119,8 @@ def _concat_envs(batches: list[Any], cat: Callable[[list[Any]], Any]) -> Any:
             fields.append({k: cat([v[k] for v in values]) for k in first})
         elif isinstance(first, EpisodeStats):
             fields.append(EpisodeStats.merged(list(values)))
+        elif first is None:
+            fields.append(None)
         else:
             fields.append(cat(list(values)))
     return type(batches[0])(*fields)

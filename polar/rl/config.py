@@ -28,6 +28,9 @@ class NetworkConfig(StrictModel):
     image_features: int = Field(512, ge=1)
     # PPO Gaussian head: initial log standard deviation (state-independent, learned).
     log_std_init: float = 0.0
+    # Recurrent PPO: an LSTM of this many units between the encoder and the trunk (memory over
+    # a partial view, e.g. MiniGrid's 7x7); 0: feedforward. PPO only.
+    lstm: int = Field(0, ge=0)
 
 
 class PPOConfig(StrictModel):
@@ -122,6 +125,13 @@ class TrainConfig(StrictModel):
 
     @model_validator(mode="after")
     def _check(self) -> TrainConfig:
+        if self.network.lstm:
+            if self.algo != "ppo":
+                raise ValueError(f"network.lstm: recurrent policies are trained by PPO, not {self.algo}")
+            envs = self.ppo.num_envs * max(1, self.workers)
+            if envs < self.ppo.num_minibatches:
+                raise ValueError(f"ppo.num_minibatches: {self.ppo.num_minibatches} minibatches of whole env "
+                                 f"sequences need at least as many envs (num_envs x workers = {envs})")
         if isinstance(self.harness, list):
             if not self.harness:
                 raise ValueError("harness: the list of harness ids is empty")

@@ -35,6 +35,7 @@ def evaluate_policy(policy: Policy, harness_id: str, episodes: int, seed: int,
     env = make_vector_env([harness_id] * episodes, harness_kwargs, AutoresetMode.SAME_STEP)
     spec = env.envs[0].unwrapped.harness.spec
     col = Collector(env, seed=seed)
+    policy.reset()  # a recurrent policy remembers each sub-env's episode from its start
     returns = np.full(episodes, np.nan)
     lengths = np.zeros(episodes, dtype=np.int64)
     success = np.full(episodes, np.nan)

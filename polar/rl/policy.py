@@ -6,6 +6,7 @@ Stable API (other parts of Polar call exactly this):
 
     policy = make_policy("ppo", obs_space, act_space)  # a PPOPolicy (or "sac": a SACPolicy)
     policy = load_policy("runs/cartpole")          # a run dir (or a dir with policy.* files)
+    policy.reset()                                 # before each episode (recurrent policies' memory)
     a = policy.act(obs, deterministic=True)        # one obs -> one action; a batch -> a batch
     v = policy.value(obs)                          # state value (PPO: V(s); SAC: min Q(s, mean a))
     tensors, config = policy.to_state()            # flat dict[str, Tensor] + JSON-able dict
@@ -134,6 +135,14 @@ class Policy(nn.Module):
     @abstractmethod
     def env_action(self, a: torch.Tensor) -> np.ndarray:
         """An algorithm's action tensor [B, ...] -> what the env receives (numpy, [B, ...])."""
+
+    @property
+    def recurrent(self) -> bool:
+        """Whether `act` remembers earlier observations (recurrent PPO); see `reset`."""
+        return False
+
+    def reset(self) -> None:
+        """Forget what `act` remembers: call it before each episode. A no-op unless recurrent."""
 
     # ---- observations -------------------------------------------------------------------
 

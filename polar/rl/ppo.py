@@ -10,6 +10,8 @@ clipping, Adam (eps 1e-5).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import torch
 
@@ -63,26 +65,16 @@ class PPO:
             log_ratios = []
             for mb in minibatches(data, mb_size):
                 logp, entropy, value = policy.evaluate_actions(mb.obs, mb.actions)
-                log_ratio = logp - mb.logp
-                ratio = log_ratio.exp()
                 adv = normalized(mb.advantages) if norm_adv else mb.advantages
-                # The clipped surrogate objective, as a loss: the max of the negated terms.
-                pg_loss = torch.max(-adv * ratio, -adv * ratio.clamp(1 - cfg.clip_coef, 1 + cfg.clip_coef)).mean()
-                if cfg.clip_vloss:
-                    v_clipped = mb.values + (value - mb.values).clamp(-cfg.clip_coef, cfg.clip_coef)
-                    v_loss = 0.5 * torch.max((value - mb.returns).pow(2), (v_clipped - mb.returns).pow(2)).mean()
-                else:
-                    v_loss = 0.5 * (value - mb.returns).pow(2).mean()
-                loss = pg_loss + cfg.vf_coef * v_loss
-                if cfg.ent_coef:
-                    loss = loss - cfg.ent_coef * entropy.mean()
+                loss, pg_loss, v_loss, entropy, log_ratio, ratio = ppo_loss(
+                    cfg, logp, entropy, value, mb.logp, mb.values, adv, mb.returns, torch.mean)
                 self._step(loss)
                 if first_ratio_dev is None:  # exactly 0 unless the stored log-probs are wrong
                     first_ratio_dev = float((ratio.detach() - 1).abs().max())
                 log_ratios.append(log_ratio.detach())
                 stats["pg_loss"].append(pg_loss.detach())
                 stats["v_loss"].append(v_loss.detach())
-                stats["entropy"].append(entropy.detach().mean())
+                stats["entropy"].append(entropy.detach())
             with torch.no_grad():
                 lr_ = torch.stack(log_ratios)  # [steps, minibatch]
                 kl = ((lr_.exp() - 1) - lr_).mean(1)  # Schulman's k3 estimator of KL(old || new)
@@ -90,16 +82,22 @@ class PPO:
                 stats["clipfrac"].append(((lr_.exp() - 1).abs() > cfg.clip_coef).float().mean(1))
             if cfg.target_kl is not None and float(kl.mean()) > cfg.target_kl:
                 break
-        if policy.norms:  # normaliser statistics move only now, after the update
+        return self._summary(batch, stats, data.returns, data.values, first_ratio_dev, data.size)
+
+    def _summary(self, batch: RolloutBatch, stats: dict[str, list[torch.Tensor]], returns: torch.Tensor,
+                 values: torch.Tensor, first_ratio_dev: float | None, size: int) -> dict[str, float]:
+        """Move the normaliser (only now, after the update) and reduce the statistics."""
+        policy = self.policy
+        if policy.norms:
             valid = batch.valid.reshape(-1)
             policy.update_normalizer(policy.to_tensors({k: v.reshape(-1, *v.shape[2:])[valid]
                                                         for k, v in batch.obs.items()}))
         out = {k: float(torch.cat([x.reshape(-1) for x in v]).mean()) for k, v in stats.items()}
-        y, pred = data.returns.numpy(), data.values.numpy()
+        y, pred = returns.numpy(), values.numpy()
         var_y = float(np.var(y))
         out["explained_variance"] = float("nan") if var_y == 0 else 1 - float(np.var(y - pred)) / var_y
         out["first_ratio_dev"] = first_ratio_dev or 0.0
-        out["transitions"] = float(data.size)
+        out["transitions"] = float(size)
         return out
 
     def _step(self, loss: torch.Tensor) -> None:
@@ -112,6 +110,27 @@ class PPO:
         else:
             torch.nn.utils.clip_grad_norm_(self.params, self.cfg.max_grad_norm, foreach=True)
             self.optimizer.step()
+
+
+def ppo_loss(cfg: PPOConfig, logp: torch.Tensor, entropy: torch.Tensor, value: torch.Tensor,
+             old_logp: torch.Tensor, old_values: torch.Tensor, adv: torch.Tensor, returns: torch.Tensor,
+             mean: Callable[[torch.Tensor], torch.Tensor]):
+    """PPO's loss of one minibatch: (loss, policy loss, value loss, mean entropy, log-ratio,
+    ratio). `mean` averages over the minibatch (recurrent PPO: over its valid steps only)."""
+    log_ratio = logp - old_logp
+    ratio = log_ratio.exp()
+    # The clipped surrogate objective, as a loss: the max of the negated terms.
+    pg_loss = mean(torch.max(-adv * ratio, -adv * ratio.clamp(1 - cfg.clip_coef, 1 + cfg.clip_coef)))
+    if cfg.clip_vloss:
+        v_clipped = old_values + (value - old_values).clamp(-cfg.clip_coef, cfg.clip_coef)
+        v_loss = 0.5 * mean(torch.max((value - returns).pow(2), (v_clipped - returns).pow(2)))
+    else:
+        v_loss = 0.5 * mean((value - returns).pow(2))
+    loss = pg_loss + cfg.vf_coef * v_loss
+    entropy = mean(entropy)
+    if cfg.ent_coef:
+        loss = loss - cfg.ent_coef * entropy
+    return loss, pg_loss, v_loss, entropy, log_ratio, ratio
 
 
 def normalized(adv: torch.Tensor) -> torch.Tensor:

@@ -49,6 +49,8 @@ class Collector:
         self.seed = seed
         self.obs: dict[str, np.ndarray] | None = None
         self.needs_reset = np.zeros(self.n, dtype=bool)
+        self.starts = np.ones(self.n, dtype=bool)  # the current obs is the first of its episode
+        self.memory: torch.Tensor | None = None  # a recurrent policy's memory of these envs
         self.ep_return = np.zeros(self.n, dtype=np.float64)
         self.ep_length = np.zeros(self.n, dtype=np.int64)
         self.stats = EpisodeStats()
@@ -89,6 +91,9 @@ class Collector:
         self.ep_length[done] = 0
         if self.mode == AutoresetMode.NEXT_STEP:
             self.needs_reset = done
+            self.starts = ~valid  # the reset pseudo-step returned a first observation
+        else:
+            self.starts = done
         self.obs = nxt
         return VectorStep(obs, real_next, np.asarray(reward, dtype=np.float32),
                           term & valid, trunc & valid & ~term, valid)
@@ -112,7 +117,9 @@ def _success(info: dict[str, Any], n: int) -> tuple[np.ndarray, np.ndarray] | No
 
 
 def collect_ppo(policy: PPOPolicy, collector: Collector, num_steps: int) -> RolloutBatch:
-    """T vector steps with the current policy -> a batch [T, N] ready for GAE and PPO."""
+    """T vector steps with the current policy -> a batch [T, N] ready for GAE and PPO. A
+    recurrent policy carries its memory of these envs on the collector, from one rollout to the
+    next; the batch holds the memory it started from and where episodes started."""
     T, n = num_steps, collector.n
     # Preallocated numpy arrays [T, N] filled in place (a numpy item write is several times
     # cheaper than a tensor one), handed over as tensors sharing their memory.
@@ -120,14 +127,23 @@ def collect_ppo(policy: PPOPolicy, collector: Collector, num_steps: int) -> Roll
     obs_buf = {k: np.empty((T, *v.shape), v.dtype) for k, v in first.items()}
     act_buf: np.ndarray | None = None
     logp, values, rewards = (np.empty((T, n), np.float32) for _ in range(3))
-    term, trunc, valid = (np.empty((T, n), bool) for _ in range(3))
+    term, trunc, valid, starts = (np.empty((T, n), bool) for _ in range(4))
     boot = np.zeros((T, n), np.float32)
+    recurrent = policy.recurrent
+    if recurrent and collector.memory is None:
+        collector.memory = policy.initial_memory(n)
+    memory0 = collector.memory
     with torch.inference_mode():
         for t in range(T):
             obs = collector.current_obs()
             for k, v in obs.items():
                 obs_buf[k][t] = v
-            action, lp, value = policy.step(policy.prepare(obs))
+            starts[t] = collector.starts
+            if recurrent:
+                action, lp, value, collector.memory = policy.step_recurrent(
+                    policy.prepare(obs), collector.memory, torch.from_numpy(collector.starts))
+            else:
+                action, lp, value = policy.step(policy.prepare(obs))
             step = collector.step(policy.env_action(action))
             a = action.numpy()
             if act_buf is None:
@@ -138,16 +154,20 @@ def collect_ppo(policy: PPOPolicy, collector: Collector, num_steps: int) -> Roll
             # V(real final obs) where an episode was cut short: the truncation bootstrap.
             if step.truncated.any():
                 idx = np.flatnonzero(step.truncated)
-                sub = {k: v[idx] for k, v in step.next_obs.items()}
-                boot[t, idx] = policy.value_tensor(policy.prepare(sub)).numpy()
-        last_value = policy.value_tensor(policy.prepare(collector.current_obs())).numpy()
+                sub = policy.prepare({k: v[idx] for k, v in step.next_obs.items()})
+                boot[t, idx] = (policy.value_recurrent(sub, collector.memory[:, idx], None) if recurrent
+                                else policy.value_tensor(sub)).numpy()
+        current = policy.prepare(collector.current_obs())
+        last_value = (policy.value_recurrent(current, collector.memory, torch.from_numpy(collector.starts))
+                      if recurrent else policy.value_tensor(current)).numpy()
     dones = term | trunc | ~valid
     # next_values[t]: V(s_{t+1}) inside an episode, V(final obs) on truncation (0 on
     # termination, masked in GAE anyway); the last step bootstraps from V(current obs).
     next_values = np.where(dones, boot, np.concatenate([values[1:], last_value[None]], 0))
     assert act_buf is not None
     tensors = [torch.from_numpy(x) for x in (act_buf, logp, values, rewards, term, dones, valid, next_values)]
-    return RolloutBatch({k: torch.from_numpy(v) for k, v in obs_buf.items()}, *tensors, collector.pop_stats())
+    return RolloutBatch({k: torch.from_numpy(v) for k, v in obs_buf.items()}, *tensors, collector.pop_stats(),
+                        torch.from_numpy(starts), memory0)
 
 
 def collect_sac(policy: SACPolicy, collector: Collector, num_steps: int,

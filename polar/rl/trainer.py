@@ -30,6 +30,7 @@ from polar.rl.evaluate import evaluate_policy
 from polar.rl.observations import declared_kinds
 from polar.rl.policy import make_policy
 from polar.rl.ppo import PPO
+from polar.rl.ppo_recurrent import RecurrentPPO
 from polar.rl.rollout import Collector, collect_ppo, collect_sac
 from polar.rl.runlog import METRICS_FILE, TB_DIR, RunLog
 from polar.rl.sac import SAC, PhaseTimer
@@ -82,7 +83,8 @@ class Trainer:
         self.num_envs = self.algo_cfg.num_envs
         obs_space, act_space, kinds = _probe(cfg)
         self.policy: Any = make_policy(cfg.algo, obs_space, act_space, cfg.network, cfg.normalize_obs, kinds)
-        self.ppo = PPO(self.policy, cfg.ppo) if cfg.algo == "ppo" else None
+        ppo_class = RecurrentPPO if self.policy.recurrent else PPO
+        self.ppo = ppo_class(self.policy, cfg.ppo) if cfg.algo == "ppo" else None
         self.timer = PhaseTimer()
         self.sac = SAC(self.policy, cfg.sac, self.timer) if cfg.algo == "sac" else None
         self.replay = (ReplayBuffer(self.policy.observation_space, self.policy.act_dim,

@@ -77,6 +77,7 @@ def _actor(skill: Skill, deterministic: bool) -> tuple[Any, Any, Any]:
     from polar.skills.store import load_skill_policy
 
     policy = load_skill_policy(skill)
+    policy.reset()  # a skill call is an episode of its policy
     return ((lambda x, a: policy.act(x, deterministic=deterministic)), (lambda x: float(policy.value(x))),
             policy.action_space if deterministic else None)
 

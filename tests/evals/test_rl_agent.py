@@ -136,3 +136,49 @@ def test_full_observation_trains_on_the_whole_grid(tmp_path: Path) -> None:
 
     policy = load_policy(tmp_path / "work" / "full" / "Empty-5x5" / "seed-0" / "train")
     assert policy.observation_space["image"].shape == (5, 5, 3)  # the whole 5x5 grid, not the 7x7 view
+
+
+def test_a_sweep_picks_its_best_point_trains_every_cell_with_it_and_is_charged_once(tmp_path: Path) -> None:
+    # lr 1e-9 cannot learn Empty-5x5 in 4096 steps; 3e-3 does: the sweep must pick 3e-3.
+    sweep = {"grid": {"ppo.learning_rate": [1e-9, 3e-3]}, "steps": 4096, "episodes": 10,
+             "harness": "minigrid:MiniGrid-Empty-5x5-v0"}
+    tuned = {**PPO, "name": "tuned", "eval_every": 0, "sweep": sweep}
+    suite = {**SUITE, "agents": [tuned], "seeds": [0, 1], "harnesses": [{"id": "minigrid:MiniGrid-Empty-5x5-v0",
+                                                                         "max_steps": 20}]}
+    res = run_suite(suite, tmp_path, progress=False)
+    folder = tmp_path / "work" / "tuned" / "@sweep" / "Empty-5x5"
+    record = json.loads((folder / "best.json").read_text())
+    scores = [t["successes"] for t in record["trials"]]
+    assert scores[1] > scores[0] + 3, record
+    assert record["best"]["overrides"] == {"ppo": {"learning_rate": 3e-3}}
+    from polar.config import read_yaml
+
+    for seed in (0, 1):
+        cfg = read_yaml(tmp_path / "work" / "tuned" / "Empty-5x5" / f"seed-{seed}" / "train" / "config.yaml")
+        assert cfg["ppo"]["learning_rate"] == 3e-3 and cfg["ppo"]["num_envs"] == 4  # over the agent's overrides
+    trial = read_yaml(folder / "trial-0" / "config.yaml")
+    assert (trial["seed"], trial["steps"]) == (900_000, 4096)  # the sweep's own seed, not a cell's
+    # the row (two seeds) and the agent's total charge both runs, and the sweep once
+    assert [r.train_env_steps for r in res.rows] == [2 * 2048 + 2 * 4096]
+    [total] = res.totals
+    assert total.ledger.tuning_env_steps == 2 * 4096 and total.ledger.task_train_env_steps == 2 * 2048
+    # a lost cell re-runs without training the sweep again
+    mtime = (folder / "trial-1" / "eval.json").stat().st_mtime_ns
+    loaded = load_suite(suite)
+    cell_path(tmp_path, loaded.cells()[0]).unlink()
+    run_cells(loaded, tmp_path, progress=False)
+    assert (folder / "trial-1" / "eval.json").stat().st_mtime_ns == mtime
+    # the grid is part of the agent: another grid is another cell
+    other = load_suite({**suite, "agents": [{**tuned, "sweep": {**sweep, "steps": 2048}}]})
+    assert cell_key(other, other.cells()[0]) != cell_key(loaded, loaded.cells()[0])
+
+
+def test_sweep_config_errors_name_the_field() -> None:
+    bad = [({"grid": {}, "steps": 10}, "grid"), ({"grid": {"ppo.ent_coef": []}, "steps": 10}, "grid.ppo.ent_coef"),
+           ({"grid": {"steps": [1, 2]}, "steps": 10}, "grid.steps")]
+    for sweep, field in bad:
+        with pytest.raises(ConfigError, match=field.replace(".", r"\.")):
+            load_suite({**SUITE, "agents": [{**PPO, "sweep": sweep}]})
+    with pytest.raises(ConfigError, match="sweep.harness"):
+        load_suite({**SUITE, "agents": [{**PPO, "multitask": True, "sweep": {"grid": {"ppo.ent_coef": [0.0]},
+                                                                              "steps": 10}}]})

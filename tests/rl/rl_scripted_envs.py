@@ -107,3 +107,37 @@ class PointGoalEnv(gym.Env):
 
 gym.register("PolarPixelSide-v0", entry_point=PixelSideEnv)
 gym.register("PolarPointGoal-v0", entry_point=PointGoalEnv)
+
+
+class CueEnv(gym.Env):
+    """A memory task: the first observation shows a cue (0 or 1), the next `delay` ones are
+    blank, the last one says "answer now"; answering the cue there earns 1. A policy without
+    memory gets 0.5 at best."""
+
+    observation_space = gym.spaces.Box(0.0, 1.0, (3,), np.float32)
+    action_space = gym.spaces.Discrete(2)
+
+    def __init__(self, delay: int = 3) -> None:
+        self.delay = delay
+        self.t = 0
+        self.cue = 0
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        self.cue = int(self.np_random.integers(2))
+        self.t = 0
+        return self._obs(), {}
+
+    def _obs(self):
+        obs = np.zeros(3, np.float32)
+        if self.t == 0:
+            obs[self.cue] = 1.0
+        elif self.t == self.delay + 1:
+            obs[2] = 1.0
+        return obs
+
+    def step(self, action):
+        answer = self.t == self.delay + 1
+        self.t += 1
+        reward = float(answer and int(action) == self.cue)
+        return self._obs(), reward, answer, False, {"success": bool(reward)} if answer else {}
