@@ -3,7 +3,10 @@
 
 Its training cost is the pretraining of the skills it can use on the harness: every skill in
 the library compatible with the harness is charged its provenance env steps, once per agent
-(charge key `skill:<name>@<version>`), however many cells and episodes use it.
+(charge key `skill:<name>@<version>`), however many cells and episodes use it. A model Polar
+trained is charged the env steps that made its training data (`provenance.env_steps` of the
+shipped or registered model: the teacher's episodes and the sampling rounds), once, as
+training on the tasks (charge key `model:<name>`).
 """
 
 from __future__ import annotations
@@ -60,6 +63,16 @@ def skill_charges(library: Any, harness_id: str) -> tuple[dict[str, int], list[d
         listing.append({"skill": s.ref, "kind": s.kind, "env_steps": steps,
                         "trained_on": list(s.provenance.trained_on)})
     return charges, listing
+
+
+def model_charges(model: str) -> dict[str, int]:
+    """The env steps a trained model's data cost (`provenance.env_steps`), or nothing for a
+    model Polar did not train."""
+    from polar.llm.models import resolve_model
+
+    entry = resolve_model(model)
+    steps = entry.provenance.get("env_steps")
+    return {} if steps is None else {f"model:{entry.name}@{entry.version}": int(steps)}
 
 
 def _weights_fingerprint(model: str) -> list[str]:
@@ -133,6 +146,8 @@ class PlannerAgent(EvalAgent):
             raise ConfigError(f"agent {cfg.name}: skills: {root} does not exist")
         self.library = open_library(root)
         charges, listing = skill_charges(self.library, entry.id)
+        if isinstance(planner_profile, LLMProfile) and planner_profile.server is not None:
+            charges.update(model_charges(planner_profile.server.model))
         return Preparation(train_env_steps=sum(charges.values()),
                            info={"charges": charges, "skills": listing, "library": str(self.library.root),
                                  "backend": backend})
