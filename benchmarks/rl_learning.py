@@ -1,6 +1,6 @@
 """Learning benchmarks: does Polar's PPO/SAC reach the published targets (2 of 3 seeds)?
 
-    .venv/bin/python benchmarks/rl_learning.py [--task ppo_cartpole|sac_pendulum|ppo_doorkey5x5|all]
+    .venv/bin/python benchmarks/rl_learning.py [--task ppo_cartpole|sac_pendulum|ppo_doorkey5x5|ppo_lstm_minigrid|all]
                                                [--seeds 0 1 2] [--out runs/bench]
 
 Each run trains from the recipe under skills/recipes/ with one seed and reads the final
@@ -8,6 +8,7 @@ deterministic evaluation (eval.json, seeds disjoint from training). Targets:
 - ppo_cartpole:   eval mean return >= 475 within 100k env steps
 - sac_pendulum:   eval mean return >= -200 within 20k env steps
 - ppo_doorkey5x5: eval success rate >= 0.9 within 200k env steps
+- ppo_lstm_minigrid: the same for recurrent PPO (an LSTM over the 7x7 view)
 
 Writes one result per task: benchmarks/results/rl_learning_<task>.json (benchmarks/README.md),
 one figure per seed.
@@ -27,11 +28,13 @@ TARGETS: dict[str, tuple[str, float]] = {
     "ppo_cartpole": ("mean_return", 475.0),
     "sac_pendulum": ("mean_return", -200.0),
     "ppo_doorkey5x5": ("success_rate", 0.9),
+    "ppo_lstm_minigrid": ("success_rate", 0.9),
 }
 
 
 LABELS = {"ppo_cartpole": "PPO CartPole-v1 100k env steps", "sac_pendulum": "SAC Pendulum-v1 20k env steps",
-          "ppo_doorkey5x5": "PPO DoorKey-5x5 200k env steps"}
+          "ppo_doorkey5x5": "PPO DoorKey-5x5 200k env steps",
+          "ppo_lstm_minigrid": "Recurrent PPO (LSTM 64) DoorKey-5x5 200k env steps"}
 
 
 def figures(details: dict[str, Any]) -> list[Figure]:

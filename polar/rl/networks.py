@@ -11,6 +11,7 @@ key by key (sorted) and concatenated, so a goal or parameter vector is one more 
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -28,9 +29,49 @@ def layer_init(layer: nn.Module, std: float = math.sqrt(2), bias: float = 0.0) -
     return layer
 
 
+# Below this many elements torch.tanh is as fast (the rollout's per-step batches).
+FAST_TANH_MIN = 4096
+
+
+def _tanh_values(x: torch.Tensor) -> torch.Tensor:
+    e = torch.expm1(x.clamp(-20.0, 20.0).mul_(2.0))  # |x| > 20: tanh is +-1 in float32
+    return e.div_(e + 2.0)
+
+
+class _Tanh(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx: Any, x: torch.Tensor) -> torch.Tensor:
+        y = _tanh_values(x)
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx: Any, grad: torch.Tensor) -> torch.Tensor:
+        (y,) = ctx.saved_tensors
+        return torch.ops.aten.tanh_backward(grad, y)  # torch.tanh's own backward: grad * (1 - y^2)
+
+
+def tanh(x: torch.Tensor) -> torch.Tensor:
+    """tanh(x) as expm1(2x) / (expm1(2x) + 2) for large tensors: within 2 ulp of torch.tanh
+    (tested) and several times cheaper where torch's CPU tanh kernel is slow, as on this
+    project's AVX-512 machines (`benchmarks/tanh_bench.py`); torch.tanh for small ones."""
+    if x.numel() < FAST_TANH_MIN:
+        return torch.tanh(x)
+    if x.requires_grad and torch.is_grad_enabled():
+        return _Tanh.apply(x)
+    return _tanh_values(x)
+
+
+class Tanh(nn.Module):
+    """`nn.Tanh` through `tanh` above (no parameters: state dicts are unchanged)."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return tanh(x)
+
+
 def mlp(in_dim: int, hidden: list[int], activation: str, ortho: bool) -> tuple[nn.Sequential, int]:
     """Linear + activation per hidden size; orthogonal sqrt(2) init when `ortho` (PPO)."""
-    act = {"tanh": nn.Tanh, "relu": nn.ReLU}[activation]
+    act = {"tanh": Tanh, "relu": nn.ReLU}[activation]
     layers: list[nn.Module] = []
     for h in hidden:
         lin = nn.Linear(in_dim, h)
@@ -64,7 +105,7 @@ class EnsembleMLP(nn.Module):
             for m in range(members):
                 nn.init.orthogonal_(layer.weight.data[m].T, math.sqrt(2))
             nn.init.zeros_(layer.bias)
-        self.act = torch.tanh if activation == "tanh" else torch.relu
+        self.act = tanh if activation == "tanh" else torch.relu
         self.members = members
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:  # [B, in] -> [members, B, out]
