@@ -13,7 +13,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 from polar.errors import ConfigError, PolarError
-from polar.evals.suite import HRLAgentConfig, PlannerAgentConfig, PureRLAgentConfig, Suite
+from polar.evals.suite import (
+    HRLAgentConfig,
+    PlannerAgentConfig,
+    PureRLAgentConfig,
+    Suite,
+    SuiteHarness,
+)
 
 
 def check_suite(suite: Suite) -> None:
@@ -74,6 +80,7 @@ def _check_recipe(recipe: str, agent: str, field: str, check: Callable[[str, Cal
 def _check_rl_agent(agent: PureRLAgentConfig, field: str, suite: Suite,
                     check: Callable[[str, Callable[[], object]], bool]) -> None:
     from polar.evals.rl_agent import multitask_config, train_config
+    from polar.evals.training import deep_merge
 
     ok = agent.recipe is None or _check_recipe(agent.recipe, agent.name, f"{field}.recipe", check)
     labels = {e.label for e in suite.harnesses}
@@ -90,6 +97,11 @@ def _check_rl_agent(agent: PureRLAgentConfig, field: str, suite: Suite,
         if not run.is_dir():
             check(f"{field}.checkpoint", lambda: _raise(f"{run}: no such run folder"))
         return
+    if agent.sweep is not None:  # every grid point over the overrides, before any trial trains
+        entry = SuiteHarness(id=agent.sweep.harness) if agent.sweep.harness else suite.harnesses[0]
+        for k, point in enumerate(agent.sweep.points()):
+            check(f"{field}.sweep.grid (point {k}: {point})", lambda point=point: train_config(
+                agent, entry, agent.sweep.seed, Path("."), deep_merge(dict(agent.overrides), point)))
     if agent.multitask:
         check(f"{field}.overrides", lambda: multitask_config(agent, suite.harnesses, suite.seeds[0], Path(".")))
         return

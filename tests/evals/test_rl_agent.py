@@ -182,3 +182,10 @@ def test_sweep_config_errors_name_the_field() -> None:
     with pytest.raises(ConfigError, match="sweep.harness"):
         load_suite({**SUITE, "agents": [{**PPO, "multitask": True, "sweep": {"grid": {"ppo.ent_coef": [0.0]},
                                                                               "steps": 10}}]})
+
+
+def test_a_bad_grid_point_is_reported_before_anything_trains(tmp_path: Path) -> None:
+    sweep = {"grid": {"ppo.learning_rate": [1e-3, -1.0]}, "steps": 64}
+    with pytest.raises(ConfigError, match=r"agents\.0\.sweep\.grid \(point 1: .*learning_rate"):
+        run_suite({**SUITE, "agents": [{**PPO, "sweep": sweep}]}, tmp_path, progress=False)
+    assert not (tmp_path / "work").exists()
