@@ -33,15 +33,14 @@ def layer_init(layer: nn.Module, std: float = math.sqrt(2), bias: float = 0.0) -
 FAST_TANH_MIN = 4096
 
 
-def _tanh_values(x: torch.Tensor) -> torch.Tensor:
-    e = torch.expm1(x.clamp(-20.0, 20.0).mul_(2.0))  # |x| > 20: tanh is +-1 in float32
-    return e.div_(e + 2.0)
+def _numpy_tanh(x: torch.Tensor) -> torch.Tensor:
+    return torch.from_numpy(np.tanh(x.detach().numpy()))
 
 
 class _Tanh(torch.autograd.Function):
     @staticmethod
     def forward(ctx: Any, x: torch.Tensor) -> torch.Tensor:
-        y = _tanh_values(x)
+        y = _numpy_tanh(x)
         ctx.save_for_backward(y)
         return y
 
@@ -52,14 +51,15 @@ class _Tanh(torch.autograd.Function):
 
 
 def tanh(x: torch.Tensor) -> torch.Tensor:
-    """tanh(x) as expm1(2x) / (expm1(2x) + 2) for large tensors: within 2 ulp of torch.tanh
-    (tested) and several times cheaper where torch's CPU tanh kernel is slow, as on this
-    project's AVX-512 machines (`benchmarks/tanh_bench.py`); torch.tanh for small ones."""
-    if x.numel() < FAST_TANH_MIN:
+    """torch.tanh, with the values of large CPU float tensors from numpy's tanh: torch's CPU
+    tanh kernel is several times slower on this project's AVX-512 machines
+    (`benchmarks/tanh_bench.py`); the gradient is torch's own. Small tensors (the rollout's)
+    and any other device or dtype take torch.tanh."""
+    if x.numel() < FAST_TANH_MIN or x.device.type != "cpu" or x.dtype not in (torch.float32, torch.float64):
         return torch.tanh(x)
     if x.requires_grad and torch.is_grad_enabled():
         return _Tanh.apply(x)
-    return _tanh_values(x)
+    return _numpy_tanh(x)
 
 
 class Tanh(nn.Module):
