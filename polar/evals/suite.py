@@ -371,11 +371,16 @@ class Suite(StrictModel):
         return hashlib.sha256(blob).hexdigest()[:16]
 
 
+# Fields added after cells were committed: left out of a key while unset, so that an agent not
+# using one keeps the key (and the finished cells) it had before the field existed.
+LATER_FIELDS = ("sweep",)
+
+
 def _computing_fields(agent: SuiteAgent) -> dict:
     # `episodes` enters the key as the cell's episode count (Suite.cell_key), so that an agent
     # without its own count keeps the key it had before the field existed
     return {k: v for k, v in agent.model_dump(mode="json").items()
-            if k not in agent.LABELS and k != "episodes"}
+            if k not in agent.LABELS and k != "episodes" and not (k in LATER_FIELDS and v is None)}
 
 
 class Cell(StrictModel):

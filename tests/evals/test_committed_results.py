@@ -1,0 +1,24 @@
+"""The committed suite results stay reusable: a code change that re-keys finished cells would
+make `polar compare` re-run hours of training and LLM episodes, so it must be deliberate."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from polar.evals.cells import cell_key, load_cell
+from polar.evals.runner import cell_path
+from polar.evals.suite import load_suite
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize("name", ["doorkey", "maze", "controls"])
+def test_every_committed_cell_matches_its_suite_under_the_current_code(name: str) -> None:
+    suite = load_suite(ROOT / "evals" / f"{name}.yaml")
+    out = ROOT / "evals" / "results" / name
+    cache: dict[str, str] = {}
+    stale = [c.slug for c in suite.cells()
+             if cell_path(out, c).is_file() and load_cell(out, suite, c, cell_key(suite, c, cache)) is None]
+    assert stale == [], f"{len(stale)} committed cells of {name} would re-run: {stale[:5]}"
