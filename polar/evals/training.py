@@ -131,6 +131,10 @@ def same_config(run: Path, tcfg: Any) -> bool:
         return False
     if not isinstance(saved, dict):
         return False
+    try:  # through the model: a field added since the run started compares at its default
+        saved = type(tcfg).model_validate(saved).model_dump(mode="json")
+    except ValueError:
+        return False
     return {**saved, "out": None} == {**tcfg.model_dump(mode="json"), "out": None}
 
 

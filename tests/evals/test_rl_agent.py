@@ -99,6 +99,11 @@ def test_a_finished_run_is_reused_whatever_its_folder_is_called(tmp_path: Path) 
     (run / "config.yaml").write_text(json.dumps(train_config(agent, entry, 0, run.resolve()).model_dump(mode="json")))
     assert same_config(run, train_config(agent, entry, 0, Path(os.path.relpath(run))))
     assert not same_config(run, train_config(agent, entry, 1, run))  # another seed is another run
+    # a run saved before a config field existed (here network.lstm) is the same run at its default
+    saved = train_config(agent, entry, 0, run).model_dump(mode="json")
+    del saved["network"]["lstm"]
+    (run / "config.yaml").write_text(json.dumps(saved))
+    assert same_config(run, train_config(agent, entry, 0, run))
 def test_multitask_trains_one_policy_per_seed_for_all_harnesses(tmp_path: Path) -> None:
     multi = {**PPO, "name": "multi", "multitask": True}
     harnesses = [{"id": "minigrid:MiniGrid-Empty-5x5-v0", "max_steps": 50},
