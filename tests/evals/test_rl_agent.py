@@ -104,6 +104,8 @@ def test_a_finished_run_is_reused_whatever_its_folder_is_called(tmp_path: Path) 
     del saved["network"]["lstm"]
     (run / "config.yaml").write_text(json.dumps(saved))
     assert same_config(run, train_config(agent, entry, 0, run))
+
+
 def test_multitask_trains_one_policy_per_seed_for_all_harnesses(tmp_path: Path) -> None:
     multi = {**PPO, "name": "multi", "multitask": True}
     harnesses = [{"id": "minigrid:MiniGrid-Empty-5x5-v0", "max_steps": 50},
