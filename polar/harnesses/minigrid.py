@@ -127,7 +127,9 @@ class MiniGridHarness(Harness):
             action_space=space_to_spec(self.env.action_space),
             action_meanings=[a.name for a in u.actions],
             reward_range=(0.0, 1.0),
-            max_steps=int(u.max_steps),
+            # BabyAI's generated levels set their step limit per mission, at reset (0 before):
+            # no fixed limit then, the env truncates its own episodes.
+            max_steps=int(u.max_steps) or None,
             reports_success=True,
             predicate_vocabulary=PREDICATE_VOCABULARY,
             # How a policy reads `image`: symbolic ids per cell, or pixels (polar/rl/observations.py).

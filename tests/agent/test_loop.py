@@ -71,6 +71,18 @@ def test_keycorridor_and_a_mission_only_a_language_planner_parses(library):
     assert "sequence of ends" in rec.failure_detail and "LLM planner" in rec.failure_detail
 
 
+def test_babyai_level_step_limit_is_set_per_mission(library):
+    """BabyAI's generated levels (GoToSeqS5R2) set max_steps at reset, from the mission (0
+    before): the spec has no fixed limit, so a one-end mission is not cut after one step."""
+    with make_harness("minigrid:BabyAI-GoToSeqS5R2-v0") as h:
+        assert h.spec.max_steps is None
+        h.reset(seed=100002)
+        mission = h.symbolic_state().mission
+        assert mission == "go to the ball"
+        rec = run_episode(mission, h, SymbolicPlanner(), library, seed=100002)
+    assert rec.success and rec.env_steps > 1, rec.failure_detail
+
+
 def test_decision_budget(library):
     with make_harness(DOORKEY) as h:
         rec = Agent(SymbolicPlanner(), library, AgentSettings(max_decisions=2)).run(TASK, h, seed=0)
