@@ -168,8 +168,10 @@ def cell_page(res: CellResult, observes: str, role: str, depth: int) -> str:
 
 
 def write_episode_pages(results: Results, out: Path) -> list[Path]:
-    """A page for every cell of the results whose file is under `out/cells/`."""
-    written = []
+    """A page for every cell of the results whose file is under `out/cells/`; pages of cells
+    no longer in the results (an agent or harness removed from the suite) are deleted, so the
+    report never links to, nor ships, a stale run."""
+    written: list[Path] = []
     for r in results.rows:
         for slug in r.cells:
             src = out / "cells" / f"{slug}.json"
@@ -181,4 +183,17 @@ def write_episode_pages(results: Results, out: Path) -> list[Path]:
             label = r.observes if r.decides_from == r.observes else f"{r.observes} (decides from {r.decides_from})"
             atomic_write(dest, cell_page(res, label, r.role, depth))
             written.append(dest)
+    _prune(out / EPISODES_DIR, set(written))
     return written
+
+
+def _prune(root: Path, keep: set[Path]) -> None:
+    """Delete the pages under `root` that are not in `keep`, then the folders left empty."""
+    if not root.is_dir():
+        return
+    for page in root.rglob("*.html"):
+        if page not in keep:
+            page.unlink()
+    for folder in sorted((d for d in root.rglob("*") if d.is_dir()), key=lambda d: len(d.parts), reverse=True):
+        if not any(folder.iterdir()):
+            folder.rmdir()

@@ -80,6 +80,17 @@ def test_episode_pages(report: tuple[Path, dict[str, Path]]) -> None:
     assert "Step trace" in html and trace["action_meanings"][0] == "left"
 
 
+def test_pages_of_cells_no_longer_in_the_results_are_deleted(report: tuple[Path, dict[str, Path]]) -> None:
+    """An agent removed from a suite leaves no page behind at the next report."""
+    out, _ = report
+    stale = out / "episodes" / "gone-agent" / "DoorKey-5x5" / "seed-0.html"
+    stale.parent.mkdir(parents=True)
+    stale.write_text("<html>an old run</html>")
+    render_report(load_results(out), out)
+    assert not (out / "episodes" / "gone-agent").exists()
+    assert (out / "episodes" / "random" / "DoorKey-5x5" / "seed-1.html").is_file()
+
+
 def test_html_is_self_contained(report: tuple[Path, dict[str, Path]]) -> None:
     _, paths = report
     html = paths["html"].read_text()
