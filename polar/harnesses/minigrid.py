@@ -17,6 +17,7 @@ from minigrid.core.constants import IDX_TO_COLOR, IDX_TO_OBJECT
 from minigrid.minigrid_env import MiniGridEnv
 
 from polar.errors import ConfigError
+from polar.harnesses import minigrid_obs
 from polar.harnesses.base import Harness, HarnessSpec, StepResult, SymbolicObject, SymbolicState
 from polar.harnesses.gym import _first_paragraph, make_gym_env
 from polar.harnesses.missions import PORTABLE, parse_mission
@@ -88,14 +89,16 @@ class MiniGridHarness(Harness):
     `tile_size` px per cell) instead of the symbolic index grid."""
 
     def __init__(self, env_id: str, description: str | None = None, full_grid: bool = False, rgb: bool = False,
-                 tile_size: int = 8, **kwargs: Any) -> None:
+                 tile_size: int = 8, fast_obs: bool = True, **kwargs: Any) -> None:
         if full_grid and rgb:
             raise ConfigError(f"{env_id}: full_grid and rgb together are not offered (pick one)")
         self.env = make_gym_env(env_id, **kwargs)
+        if fast_obs:  # the same observations, encoded in one pass (polar/harnesses/minigrid_obs.py)
+            minigrid_obs.install(self.env.unwrapped)
         if full_grid:
             from minigrid.wrappers import FullyObsWrapper
 
-            self.env = FullyObsWrapper(self.env)
+            self.env = (minigrid_obs.FastFullyObsWrapper if fast_obs else FullyObsWrapper)(self.env)
         if rgb:
             from minigrid.wrappers import RGBImgPartialObsWrapper
 
