@@ -86,7 +86,9 @@ class MiniGridHarness(Harness):
     object, colour, state per cell, the agent as an object whose state is its direction)
     instead of the agent's 7x7 egocentric view: the `full` observation of pure-RL controls.
     `rgb: true` shows the agent's view as pixels (MiniGrid's RGBImgPartialObsWrapper,
-    `tile_size` px per cell) instead of the symbolic index grid."""
+    `tile_size` px per cell) instead of the symbolic index grid. `fast_obs: false` keeps
+    MiniGrid's own observation encoding (the default one-pass encoding gives the same arrays,
+    `polar/harnesses/minigrid_obs.py`)."""
 
     def __init__(self, env_id: str, description: str | None = None, full_grid: bool = False, rgb: bool = False,
                  tile_size: int = 8, fast_obs: bool = True, **kwargs: Any) -> None:

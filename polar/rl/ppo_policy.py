@@ -25,6 +25,7 @@ from polar.rl.distributions import (
     gaussian_entropy,
     gaussian_log_prob,
 )
+from polar.rl.lstm import masked_lstm
 from polar.rl.networks import EnsembleMLP, ObsEncoder, layer_init, mlp
 from polar.rl.policy import Policy
 
@@ -149,14 +150,8 @@ class PPOPolicy(Policy):
         its first memory, reset where episodes start, as the rollout ran it. `obs` is [T * N, ...]."""
         assert self.lstm is not None
         T, N = starts.shape
-        x = self.actor_enc(obs).reshape(T, N, -1)
-        h, c = memory
-        outs = []
-        for t in range(T):
-            keep = (~starts[t]).unsqueeze(-1).to(h.dtype)
-            h, c = self.lstm(x[t], (h * keep, c * keep))
-            outs.append(h)
-        head, value = self._heads(torch.stack(outs).reshape(T * N, -1))
+        hs = masked_lstm(self.lstm, self.actor_enc(obs).reshape(T, N, -1), memory[0], memory[1], starts)
+        head, value = self._heads(hs.reshape(T * N, -1))
         logp, entropy = self._logp_entropy(head, actions.reshape(T * N, *actions.shape[2:]))
         return logp.reshape(T, N), entropy.reshape(T, N), value.reshape(T, N)
 
