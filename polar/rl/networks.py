@@ -140,6 +140,24 @@ class TwinQ(nn.Module):
         return x.squeeze(-1)
 
 
+class _Embedding(torch.autograd.Function):
+    """`F.embedding(idx, weight)` with its weight gradient as one `index_add_`: torch's CPU
+    embedding backward takes 4x as long for a small table looked up at many positions (a batch
+    of MiniGrid grids: 48 rows, 196k lookups; 11.1 vs 2.6 ms). The same sums per row."""
+
+    @staticmethod
+    def forward(ctx, weight: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
+        ctx.save_for_backward(idx)
+        ctx.rows = weight.shape[0]
+        return weight.index_select(0, idx.reshape(-1)).reshape(*idx.shape, weight.shape[1])
+
+    @staticmethod
+    def backward(ctx, grad: torch.Tensor):  # type: ignore[override]
+        (idx,) = ctx.saved_tensors
+        dim = grad.shape[-1]
+        return grad.new_zeros(ctx.rows, dim).index_add_(0, idx.reshape(-1), grad.reshape(-1, dim)), None
+
+
 class GridEncoder(nn.Module):
     """Per-channel embeddings of an index grid, then a small CNN (rl-starter-files shape)."""
 
@@ -162,7 +180,7 @@ class GridEncoder(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         # Ids beyond the vocabulary share its last entry (the grid's ids are declared small).
         idx = x.long().clamp(0, self.vocab - 1) + self.offsets  # [B, H, W, C]
-        e = self.embed(idx).flatten(3)  # [B, H, W, C*E]
+        e = _Embedding.apply(self.embed.weight, idx).flatten(3)  # [B, H, W, C*E], as self.embed(idx)
         return self.cnn(e.permute(0, 3, 1, 2))
 
 
