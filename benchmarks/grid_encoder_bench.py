@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-import tempfile
 import time
 from contextlib import nullcontext
 from pathlib import Path
@@ -28,6 +27,7 @@ from torch.nn import functional as F
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_results import Figure, script_command, write_result  # noqa: E402
+from bench_train import interleaved_runs  # noqa: E402
 
 from polar.rl import networks  # noqa: E402
 
@@ -54,20 +54,6 @@ def encoder_ms(shape: tuple[int, int, int], calls: int) -> float:
     return (time.perf_counter() - t) / calls * 1e3
 
 
-def train_s(steps: int, out: Path) -> tuple[float, dict[str, Any]]:
-    from polar.config import load_yaml
-    from polar.rl.config import TrainConfig
-    from polar.rl.trainer import Trainer
-    from polar.workspace import find_asset
-
-    cfg = load_yaml(find_asset("skills", "recipes/ppo_doorkey5x5.yaml"), TrainConfig).model_copy(update={
-        "harness": "minigrid:MiniGrid-DoorKey-16x16-v0", "harness_kwargs": {"full_grid": True}, "steps": steps,
-        "eval_every": 0, "eval_episodes": 2, "progress": False})
-    t = time.perf_counter()
-    res = Trainer(cfg, out, overwrite=True).run()
-    return time.perf_counter() - t, {k: res[k] for k in ("mean_return", "success_rate")}
-
-
 def figures(details: dict[str, Any]) -> list[Figure]:
     out = []
     for label, d in details["encoder"].items():
@@ -87,9 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--train-steps", type=int, default=32768, help="env steps of each PPO run")
     args = ap.parse_args(argv)
     torch.set_num_threads(1)
-    details: dict[str, Any] = {"encoder": {label: {f"{s}_ms": [] for s in SIDES} for label in SHAPES},
-                               "train": {"steps": args.train_steps, **{f"{s}_s": [] for s in SIDES},
-                                         **{f"{s}_eval": [] for s in SIDES}}}
+    details: dict[str, Any] = {"encoder": {label: {f"{s}_ms": [] for s in SIDES} for label in SHAPES}}
     for label, shape in SHAPES.items():
         d = details["encoder"][label]
         for _ in range(args.rounds):
@@ -98,15 +82,9 @@ def main(argv: list[str] | None = None) -> int:
                     d[f"{name}_ms"].append(round(encoder_ms(shape, args.calls), 3))
         print(f"{label}: nn.Embedding {statistics.median(d['nn_embedding_ms']):.2f} ms, "
               f"Polar {statistics.median(d['polar_ms']):.2f} ms", flush=True)
-    tr = details["train"]
-    with tempfile.TemporaryDirectory() as tmp:
-        for r in range(args.rounds):
-            for name in SIDES:
-                with side(name):
-                    wall, ev = train_s(args.train_steps, Path(tmp) / f"{name}{r}")
-                tr[f"{name}_s"].append(round(wall, 2))
-                tr[f"{name}_eval"].append(ev)
-            print(f"PPO round {r}: nn.Embedding {tr['nn_embedding_s'][-1]} s, Polar {tr['polar_s'][-1]} s", flush=True)
+    details["train"] = interleaved_runs(
+        "ppo_doorkey5x5", {name: (lambda name=name: side(name)) for name in SIDES}, args.rounds, args.train_steps,
+        harness="minigrid:MiniGrid-DoorKey-16x16-v0", harness_kwargs={"full_grid": True}, eval_episodes=2)
     args_out = ["--rounds", str(args.rounds), "--train-steps", str(args.train_steps)]
     write_result("grid_encoder_bench", script_command("grid_encoder_bench.py", args_out), figures(details), details)
     return 0

@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_results import Figure, script_command, write_result  # noqa: E402
+from bench_train import interleaved_runs  # noqa: E402
 
 from polar.rl.lstm import masked_lstm  # noqa: E402
 
@@ -58,21 +58,6 @@ def minibatch_ms(fn, calls: int) -> float:
     return (time.perf_counter() - t) / calls * 1e3
 
 
-def train_s(fn, steps: int, out: Path) -> tuple[float, dict[str, Any]]:
-    from polar.config import load_yaml
-    from polar.rl.config import TrainConfig
-    from polar.rl.trainer import Trainer
-    from polar.workspace import find_asset
-
-    cfg = load_yaml(find_asset("skills", "recipes/ppo_lstm_minigrid.yaml"), TrainConfig).model_copy(update={
-        "harness": "minigrid:MiniGrid-DoorKey-8x8-v0", "steps": steps, "eval_every": 0, "eval_episodes": 10,
-        "progress": False})
-    with mock.patch("polar.rl.ppo_policy.masked_lstm", fn):
-        t = time.perf_counter()
-        res = Trainer(cfg, out, overwrite=True).run()
-    return time.perf_counter() - t, {k: res[k] for k in ("mean_return", "success_rate")}
-
-
 def figures(details: dict[str, Any]) -> list[Figure]:
     mb, tr = details["minibatch"], details["train"]
     loop, ours = statistics.median(mb["loop_ms"]), statistics.median(mb["masked_lstm_ms"])
@@ -90,23 +75,17 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     torch.set_num_threads(1)
     sides = {"loop": unrolled, "masked_lstm": masked_lstm}
-    details: dict[str, Any] = {"minibatch": {f"{k}_ms": [] for k in sides},
-                               "train": {"steps": args.train_steps, **{f"{k}_s": [] for k in sides},
-                                         **{f"{k}_eval": [] for k in sides}}}
-    mb, tr = details["minibatch"], details["train"]
+    details: dict[str, Any] = {"minibatch": {f"{k}_ms": [] for k in sides}}
+    mb = details["minibatch"]
     for _ in range(args.rounds):
         for name, fn in sides.items():
             mb[f"{name}_ms"].append(round(minibatch_ms(fn, args.calls), 3))
     print(f"minibatch: loop {statistics.median(mb['loop_ms']):.2f} ms, "
           f"masked_lstm {statistics.median(mb['masked_lstm_ms']):.2f} ms", flush=True)
-    with tempfile.TemporaryDirectory() as tmp:
-        for r in range(args.rounds):
-            for name, fn in sides.items():
-                wall, ev = train_s(fn, args.train_steps, Path(tmp) / f"{name}{r}")
-                tr[f"{name}_s"].append(round(wall, 2))
-                tr[f"{name}_eval"].append(ev)
-            print(f"recurrent PPO round {r}: loop {tr['loop_s'][-1]} s, masked_lstm {tr['masked_lstm_s'][-1]} s",
-                  flush=True)
+    details["train"] = interleaved_runs(
+        "ppo_lstm_minigrid", {name: (lambda fn=fn: mock.patch("polar.rl.ppo_policy.masked_lstm", fn))
+                              for name, fn in sides.items()},
+        args.rounds, args.train_steps, harness="minigrid:MiniGrid-DoorKey-8x8-v0", eval_episodes=10)
     args_out = ["--rounds", str(args.rounds), "--train-steps", str(args.train_steps)]
     write_result("lstm_bench", script_command("lstm_bench.py", args_out), figures(details), details)
     return 0

@@ -3,7 +3,8 @@
     .venv/bin/python benchmarks/minigrid_obs_bench.py [--rounds 3] [--steps 20000] [--train-steps 32768]
 
 Two measurements, each interleaved round by round (MiniGrid's `gen_obs`, then Polar's
-`polar/harnesses/minigrid_obs.py`, the harness flag `fast_obs` off and on):
+`polar/harnesses/minigrid_obs.py`: the harness flag `fast_obs` off and on, and for the PPO
+run `minigrid_obs.install` left out or not):
 - env steps/s of the MiniGrid harness under random actions, on the 7x7 view (DoorKey-8x8,
   KeyCorridorS3R3) and on the full grid (DoorKey-16x16, `full_grid: true`);
 - the wall time of a PPO run (the `ppo_doorkey5x5` recipe on DoorKey-8x8, one torch thread,
@@ -17,15 +18,17 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-import tempfile
 import time
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_results import Figure, script_command, write_result  # noqa: E402
+from bench_train import interleaved_runs  # noqa: E402
 
 ENVS = {"DoorKey-8x8 view": ("minigrid:MiniGrid-DoorKey-8x8-v0", {}),
         "KeyCorridorS3R3 view": ("minigrid:MiniGrid-KeyCorridorS3R3-v0", {}),
@@ -45,20 +48,6 @@ def steps_per_s(harness_id: str, kwargs: dict[str, Any], fast: bool, steps: int)
         if terminated or truncated:
             h.reset()
     return steps / (time.perf_counter() - t)
-
-
-def train_s(fast: bool, steps: int, out: Path) -> tuple[float, dict[str, Any]]:
-    from polar.config import load_yaml
-    from polar.rl.config import TrainConfig
-    from polar.rl.trainer import Trainer
-    from polar.workspace import find_asset
-
-    cfg = load_yaml(find_asset("skills", "recipes/ppo_doorkey5x5.yaml"), TrainConfig).model_copy(update={
-        "harness": TRAIN_HARNESS, "harness_kwargs": {"fast_obs": fast}, "steps": steps, "eval_every": 0,
-        "eval_episodes": 20, "progress": False})
-    t = time.perf_counter()
-    res = Trainer(cfg, out, overwrite=True).run()
-    return time.perf_counter() - t, {k: res[k] for k in ("mean_return", "success_rate")}
 
 
 def figures(details: dict[str, Any]) -> list[Figure]:
@@ -82,8 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     torch.set_num_threads(1)
-    details: dict[str, Any] = {"env": {}, "train": {"steps": args.train_steps, "minigrid_s": [], "polar_s": [],
-                                                    "minigrid_eval": [], "polar_eval": []}}
+    details: dict[str, Any] = {"env": {}}
     for label, (hid, kwargs) in ENVS.items():
         d = details["env"][label] = {"minigrid": [], "polar": []}
         for _ in range(args.rounds):
@@ -91,14 +79,9 @@ def main(argv: list[str] | None = None) -> int:
             d["polar"].append(steps_per_s(hid, kwargs, True, args.steps))
         print(f"{label}: MiniGrid's {statistics.median(d['minigrid']):,.0f} steps/s, "
               f"Polar's {statistics.median(d['polar']):,.0f} steps/s", flush=True)
-    t = details["train"]
-    with tempfile.TemporaryDirectory() as tmp:
-        for r in range(args.rounds):
-            for name, fast in (("minigrid", False), ("polar", True)):
-                wall, ev = train_s(fast, args.train_steps, Path(tmp) / f"{name}{r}")
-                t[f"{name}_s"].append(round(wall, 2))
-                t[f"{name}_eval"].append(ev)
-            print(f"PPO round {r}: MiniGrid's {t['minigrid_s'][-1]} s, Polar's {t['polar_s'][-1]} s", flush=True)
+    t = details["train"] = interleaved_runs(
+        "ppo_doorkey5x5", {"minigrid": lambda: mock.patch("polar.harnesses.minigrid_obs.install", lambda env: False),
+                           "polar": nullcontext}, args.rounds, args.train_steps, harness=TRAIN_HARNESS, eval_episodes=20)
     if t["minigrid_eval"] != t["polar_eval"]:
         raise SystemExit(f"the two encodings trained different policies: {t['minigrid_eval']} vs {t['polar_eval']}")
     args_out = ["--rounds", str(args.rounds), "--steps", str(args.steps), "--train-steps", str(args.train_steps)]
