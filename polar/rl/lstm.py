@@ -2,10 +2,9 @@
 
 Recurrent PPO re-runs its `torch.nn.LSTMCell` over each minibatch of env columns ([T, N],
 memory zeroed where an episode starts). Unrolled through autograd that is ~20 graph nodes per
-time step on tensors of a few envs: the backward pass was 28 ms of a 128-step, 4-env minibatch,
-most of recurrent PPO's update. `masked_lstm` runs the same recurrence with the gradient of
-every step written out (the bulk terms computed once over the whole sequence): ~8 small ops a
-step each way. The same maths as `LSTMCell` (gates i, f, g, o; float rounding aside):
+time step on tensors of a few envs, most of recurrent PPO's update. `masked_lstm` runs the
+same recurrence with the gradient of every step written out (the bulk terms computed once over
+the whole sequence): ~8 small ops a step each way. The same maths as `LSTMCell` (gates i, f, g, o; float rounding aside):
 `tests/rl/test_lstm.py` checks outputs and every gradient against the unrolled cell, and
 `benchmarks/lstm_bench.py` measures the two side by side.
 """
