@@ -6,7 +6,8 @@ Two measurements, each interleaved round by round (MiniGrid's `gen_obs`, then Po
 `polar/harnesses/minigrid_obs.py`: the harness flag `fast_obs` off and on, and for the PPO
 run `minigrid_obs.install` left out or not):
 - env steps/s of the MiniGrid harness under random actions, on the 7x7 view (DoorKey-8x8,
-  KeyCorridorS3R3) and on the full grid (DoorKey-16x16, `full_grid: true`);
+  KeyCorridorS3R3) and on the full grid (DoorKey-16x16, `full_grid: true`), and of `goto`'s
+  training env (GotoEnv, which makes its MiniGrid envs itself);
 - the wall time of a PPO run (the `ppo_doorkey5x5` recipe on DoorKey-8x8, one torch thread,
   its final evaluation included), the same seed both ways. The observations are the same bit
   for bit, so both runs must end on the same evaluation (checked).
@@ -32,22 +33,28 @@ from bench_train import interleaved_runs  # noqa: E402
 
 ENVS = {"DoorKey-8x8 view": ("minigrid:MiniGrid-DoorKey-8x8-v0", {}),
         "KeyCorridorS3R3 view": ("minigrid:MiniGrid-KeyCorridorS3R3-v0", {}),
-        "DoorKey-16x16 full grid": ("minigrid:MiniGrid-DoorKey-16x16-v0", {"full_grid": True})}
+        "DoorKey-16x16 full grid": ("minigrid:MiniGrid-DoorKey-16x16-v0", {"full_grid": True}),
+        # goto's training env: it steps MiniGrid envs and discards their view for its own features
+        "goto's training env (GotoEnv)": ("gym:polar.skills.minigrid.goto_env:GotoEnv", {})}
 TRAIN_HARNESS = "minigrid:MiniGrid-DoorKey-8x8-v0"
 
 
 def steps_per_s(harness_id: str, kwargs: dict[str, Any], fast: bool, steps: int) -> float:
     from polar.harnesses import make_harness
 
-    h = make_harness(harness_id, fast_obs=fast, **kwargs)
-    h.reset(seed=0)
-    actions = np.random.default_rng(0).integers(h.action_space.n, size=steps)
-    t = time.perf_counter()
-    for a in actions:
-        _, _, terminated, truncated, _ = h.step(int(a))
-        if terminated or truncated:
-            h.reset()
-    return steps / (time.perf_counter() - t)
+    minigrid = harness_id.startswith("minigrid:")
+    # An env that makes its own MiniGrid envs (as it goes): MiniGrid's encoding where install() is left out.
+    side = nullcontext() if fast or minigrid else mock.patch("polar.harnesses.minigrid_obs.install", lambda env: False)
+    with side:
+        h = make_harness(harness_id, **({"fast_obs": fast} if minigrid else {}), **kwargs)
+        h.reset(seed=0)
+        actions = np.random.default_rng(0).integers(h.action_space.n, size=steps)
+        t = time.perf_counter()
+        for a in actions:
+            _, _, terminated, truncated, _ = h.step(int(a))
+            if terminated or truncated:
+                h.reset()
+        return steps / (time.perf_counter() - t)
 
 
 def figures(details: dict[str, Any]) -> list[Figure]:

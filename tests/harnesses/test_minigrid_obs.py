@@ -78,3 +78,11 @@ def test_view_offsets_put_the_agent_at_the_bottom_middle_facing_up():
         offsets = view_offsets(7, direction)
         assert offsets[3 * 7 + 6] == (0, 0)  # column 3, row 6: the agent
         assert offsets[3 * 7 + 5] == (dx, dy)  # the cell in front of it
+
+
+def test_gotos_training_env_steps_its_minigrid_envs_with_the_fast_view():
+    from polar.skills.minigrid.goto_env import GotoEnv
+
+    env = GotoEnv()
+    env.reset(seed=0)
+    assert env.base is not None and "gen_obs" in vars(env.base)

@@ -17,6 +17,7 @@ from minigrid.core.world_object import Ball, Box, Key, WorldObj
 from minigrid.minigrid_env import MiniGridEnv
 
 from polar.errors import ConfigError
+from polar.harnesses import minigrid_obs
 from polar.harnesses.minigrid import DIR_VECTORS
 from polar.skills.minigrid.goto import (
     COLORS,
@@ -121,6 +122,7 @@ class GotoEnv(gym.Env):
             if not isinstance(env, MiniGridEnv):
                 raise ConfigError(f"GotoEnv: layout {layout!r} is not a MiniGrid env")
             env.max_steps = 10**9  # this wrapper owns the step limit
+            minigrid_obs.install(env)  # base.step's view is discarded (see _obs): at least make it cheap
             self._envs[layout] = env
         return self._envs[layout]
 
