@@ -25,7 +25,7 @@ class _MaskedLSTM(torch.autograd.Function):
                 w_hh: torch.Tensor, resets: frozenset[int]) -> torch.Tensor:
         T, N, G = xg.shape
         H = G // 4
-        hs, cs = xg.new_empty(T, N, H), xg.new_empty(T, N, H)
+        hs, cs, tcs = (xg.new_empty(T, N, H) for _ in range(3))  # h, c and tanh(c) per step
         acts = xg.new_empty(T, N, G)  # i, f, o after their sigmoid, g after its tanh
         w_t = w_hh.t()
         h, c = h0, c0
@@ -38,22 +38,21 @@ class _MaskedLSTM(torch.autograd.Function):
             torch.tanh(gates[:, 2 * H:3 * H], out=a[:, 2 * H:3 * H])
             i, f, g, o = a.chunk(4, 1)
             c = torch.addcmul(f * c, i, g, out=cs[t])
-            h = torch.mul(o, torch.tanh(c), out=hs[t])
+            h = torch.mul(o, torch.tanh(c, out=tcs[t]), out=hs[t])
         # The memory each step started from, as it entered the cell (masked where reset).
         h_in = torch.cat((h0[None], hs[:-1])).mul_(keep)
         c_in = torch.cat((c0[None], cs[:-1])).mul_(keep)
         ctx.resets = resets
-        ctx.save_for_backward(acts, h_in, c_in, cs, keep, w_hh)
+        ctx.save_for_backward(acts, h_in, c_in, tcs, keep, w_hh)
         return hs
 
     @staticmethod
     def backward(ctx, grad_hs: torch.Tensor):  # type: ignore[override]
-        acts, h_in, c_in, cs, keep, w_hh = ctx.saved_tensors
+        acts, h_in, c_in, tc, keep, w_hh = ctx.saved_tensors
         resets = ctx.resets
         T, N, G = acts.shape
         H = G // 4
         i, f, g, o = acts.chunk(4, -1)
-        tc = torch.tanh(cs)
         dc_from_dh = o * (1 - tc * tc)  # dc[t] += dh[t] * this
         # d(pre-activation gates) = (dc, dc, dc, dh) * scale
         scale = torch.cat((g * i * (1 - i), c_in * f * (1 - f), i * (1 - g * g), tc * o * (1 - o)), -1)
