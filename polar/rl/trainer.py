@@ -76,6 +76,7 @@ class Trainer:
         self._present = [] if resuming else self._check_out()
         self.algo_cfg = cfg.ppo if cfg.algo == "ppo" else cfg.sac
         torch.set_num_threads(cfg.torch_threads)
+        torch.set_flush_denormal(cfg.flush_denormal)
         random.seed(cfg.seed)
         np.random.seed(cfg.seed % 2**32)
         torch.manual_seed(cfg.seed)

@@ -264,3 +264,15 @@ def test_cli_sac_kill9_then_resume_keeps_its_replay_buffer(tmp_path):
     assert r.returncode == 0, r.stderr
     assert f"replay buffer restored: {saved_steps} transitions" in r.stderr
     assert json.loads((out / "eval.json").read_text())["env_steps"] == 3000
+
+
+@pytest.mark.parametrize("flush", [True, False])
+def test_trainer_flushes_subnormals_unless_told_not_to(tmp_path, flush):
+    """Adam's moments of dead ReLU units decay through the subnormal range, where x86
+    arithmetic is 10-100x slower: the trainer flushes them to zero (`flush_denormal`)."""
+    try:
+        Trainer(TrainConfig(**SAC_SMALL, flush_denormal=flush), tmp_path)
+        tiny = torch.tensor([1e-39])  # subnormal in float32
+        assert bool((tiny * 2 == 0).item()) is flush
+    finally:
+        torch.set_flush_denormal(False)
