@@ -103,7 +103,7 @@ class TrainConfig(StrictModel):
     torch_threads: int = Field(1, ge=1)  # small nets: one thread beats two on a busy 2-core box
     # Flush subnormal floats to zero on the training thread, as TensorFlow's CPU runtime does:
     # Adam's moments of a dead ReLU unit decay through the subnormal range, where x86
-    # arithmetic is 10-100x slower (SAC Pendulum: 0.8x the wall time; docs/training.md).
+    # arithmetic is far slower (an SAC Pendulum update: 0.79x the time; docs/training.md).
     flush_denormal: bool = True
     normalize_obs: bool = False
     # Kind of each observation key (vector, image, index_grid, ...), over what the harness
