@@ -4,11 +4,11 @@
 
 Trains Polar's SAC on Pendulum-v1 (rl_vs_sb3.py's hyper-parameters, one torch thread) for
 `--train-steps` env steps with subnormals kept, then times `--updates` gradient steps from
-that state, subnormals kept and flushed (`torch.set_flush_denormal`), interleaved
-round by round. Each timing block starts from the same saved state (weights, targets,
-optimizers), so a flushed block never hands a cleaner state to the next. Reports ms per update, the ratio, and how many of the critic's
-Adam first-moment entries were subnormal when timing began (dead ReLU units' moments decay
-through that range). Writes benchmarks/results/denormal_bench.json.
+that state, subnormals kept and flushed (`torch.set_flush_denormal`), interleaved round by
+round. Each timing block starts from the same saved state (weights, targets, optimizers), so
+a flushed block never hands a cleaner state to the next. Reports ms per update, the ratio,
+and how many of the critic's Adam first-moment entries were subnormal when timing began
+(dead ReLU units' moments decay through that range). Writes benchmarks/results/denormal_bench.json.
 """
 
 from __future__ import annotations
@@ -43,8 +43,8 @@ def figures(details: dict) -> list[Figure]:
 
 def time_updates(trainer: Trainer, snapshot: tuple[dict, dict], flush: bool, updates: int) -> float:
     sac = trainer.sac
-    sac.policy.load_state_dict(copy.deepcopy(snapshot[0]))  # weights, targets, optimizers, log alpha
-    sac.load_state_dict(copy.deepcopy(snapshot[1]))
+    sac.policy.load_state_dict(copy.deepcopy(snapshot[0]))  # weights
+    sac.load_state_dict(copy.deepcopy(snapshot[1]))  # targets, optimizers, log alpha, counters
     batches = [trainer.replay.sample(256) for _ in range(updates)]
     torch.set_flush_denormal(flush)
     try:
@@ -81,8 +81,8 @@ def main(argv: list[str] | None = None) -> int:
                "subnormal_fraction": frac}
     print(f"flushed / kept = {statistics.median(flushed) / statistics.median(kept):.3f}; "
           f"subnormal first-moment entries {frac:.1%}")
-    write_result("denormal_bench", script_command("denormal_bench.py", [
-        "--train-steps", str(args.train_steps), "--updates", str(args.updates), "--rounds", str(args.rounds)]), figures(details), details)
+    argv_run = ["--train-steps", str(args.train_steps), "--updates", str(args.updates), "--rounds", str(args.rounds)]
+    write_result("denormal_bench", script_command("denormal_bench.py", argv_run), figures(details), details)
     return 0
 
 

@@ -269,7 +269,7 @@ def test_cli_sac_kill9_then_resume_keeps_its_replay_buffer(tmp_path):
 @pytest.mark.parametrize("flush", [True, False])
 def test_trainer_flushes_subnormals_unless_told_not_to(tmp_path, flush):
     """Adam's moments of dead ReLU units decay through the subnormal range, where x86
-    arithmetic is 10-100x slower: the trainer flushes them to zero (`flush_denormal`)."""
+    arithmetic is far slower: the trainer flushes them to zero (`flush_denormal`)."""
     try:
         Trainer(TrainConfig(**SAC_SMALL, flush_denormal=flush), tmp_path)
         tiny = torch.tensor([1e-39])  # subnormal in float32
