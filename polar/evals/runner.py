@@ -231,6 +231,26 @@ def _engine_resource(server: ServerSettings) -> str:
     return f"polar_engine_{server.host}_{server.port}"
 
 
+def submit_order(suite: Suite, cells: list[Cell]) -> list[Cell]:
+    """Cells in the order Ray gets them: round-robin over the training runs they share (a
+    multitask run is shared by a seed's harnesses, a `train_seed` run by a harness's seeds),
+    so that cells waiting on one run's lock start apart instead of side by side; cells that
+    share nothing keep the suite's order."""
+    def shared_run(c: Cell) -> tuple[str, ...]:
+        agent = suite.agent(c.agent)
+        if getattr(agent, "multitask", False):
+            return c.agent, str(c.seed)
+        if getattr(agent, "train_seed", None) is not None:
+            return c.agent, c.harness
+        return c.agent, c.harness, str(c.seed)
+
+    groups: dict[tuple[str, ...], list[Cell]] = {}
+    for c in cells:
+        groups.setdefault(shared_run(c), []).append(c)
+    queues = list(groups.values())
+    return [q[i] for i in range(max(map(len, queues), default=0)) for q in queues if i < len(q)]
+
+
 def _run_on_ray(suite: Suite, todo: list[Cell], out: Path, n_workers: int,
                 on_cell: Callable[[CellResult], None]) -> None:
     import ray
@@ -253,10 +273,7 @@ def _run_on_ray(suite: Suite, todo: list[Cell], out: Path, n_workers: int,
         task = remote.options(resources={engine: 1.0}) if engine in available else remote
         return task.remote(suite_json, c.model_dump_json(), str(out.resolve()), cwd, os.getpid())
 
-    # Seed-major order: cells of one agent and harness that share a training run (pure RL with
-    # `train_seed`) then start apart, instead of waiting on one another's lock side by side.
-    order = sorted(todo, key=lambda c: c.seed)  # stable: agents and harnesses keep their order
-    pending = {submit(c): c for c in order}
+    pending = {submit(c): c for c in submit_order(suite, todo)}
     try:
         while pending:
             ready, _ = ray.wait(list(pending), num_returns=1)

@@ -8,7 +8,7 @@ import pytest
 
 from polar.evals.cells import cell_path
 from polar.evals.metrics import compute_results
-from polar.evals.runner import run_cells, run_suite
+from polar.evals.runner import run_cells, run_suite, submit_order
 from polar.evals.suite import load_suite
 
 SUITE = {
@@ -194,3 +194,20 @@ def test_cells_on_one_local_engine_run_one_at_a_time(tmp_path: Path) -> None:
         order = [r.body["temperature"] for r in sorted(server.requests, key=lambda r: r.received_at)]
     assert sorted(order) == [0.0] * 3 + [0.5] * 3
     assert order in ([0.0] * 3 + [0.5] * 3, [0.5] * 3 + [0.0] * 3), f"the engine's cells overlapped: {order}"
+
+
+def test_cells_sharing_a_training_run_are_submitted_apart() -> None:
+    """A multitask run is shared by one seed's harnesses, a `train_seed` run by one harness's
+    seeds: the Ray order alternates between runs, so two workers never queue on one lock
+    while another run waits; cells sharing nothing keep the suite's order."""
+    ppo = {"kind": "pure_rl", "train_steps": 512}
+    suite = load_suite({**SUITE, "seeds": 2, "agents": [
+        {**ppo, "name": "multi", "multitask": True}, {**ppo, "name": "fixed", "train_seed": 7},
+        {"name": "rnd", "kind": "random"}]})
+    order = [(c.agent, c.harness, c.seed) for c in submit_order(suite, suite.cells())]
+    assert order == [
+        ("multi", "Empty-5x5", 0), ("multi", "Empty-5x5", 1),  # seed 0's run, then seed 1's
+        ("fixed", "Empty-5x5", 0), ("fixed", "DoorKey-5x5", 0),  # Empty's run, then DoorKey's
+        ("rnd", "Empty-5x5", 0), ("rnd", "Empty-5x5", 1), ("rnd", "DoorKey-5x5", 0), ("rnd", "DoorKey-5x5", 1),
+        ("multi", "DoorKey-5x5", 0), ("multi", "DoorKey-5x5", 1),
+        ("fixed", "Empty-5x5", 1), ("fixed", "DoorKey-5x5", 1)]
