@@ -10,7 +10,10 @@ key by key (sorted) and concatenated, so a goal or parameter vector is one more 
 
 from __future__ import annotations
 
+import functools
 import math
+import os
+import time
 from typing import Any
 
 import gymnasium as gym
@@ -31,6 +34,9 @@ def layer_init(layer: nn.Module, std: float = math.sqrt(2), bias: float = 0.0) -
 
 # Below this many elements torch.tanh is as fast (the rollout's per-step batches).
 FAST_TANH_MIN = 4096
+# numpy's tanh serves large tensors only where it beats torch's kernel by this factor or more.
+NUMPY_TANH_MARGIN = 0.8
+TANH_ENV = "POLAR_TANH"  # numpy | torch | auto (the default: measured once per process)
 
 
 def _numpy_tanh(x: torch.Tensor) -> torch.Tensor:
@@ -50,16 +56,46 @@ class _Tanh(torch.autograd.Function):
         return torch.ops.aten.tanh_backward(grad, y)  # torch.tanh's own backward: grad * (1 - y^2)
 
 
+def _numpy_path(x: torch.Tensor) -> torch.Tensor:
+    return _Tanh.apply(x) if x.requires_grad and torch.is_grad_enabled() else _numpy_tanh(x)
+
+
+@functools.cache
+def numpy_tanh_pays() -> bool:
+    """Whether large tensors take numpy's tanh: `POLAR_TANH` (numpy or torch) says, else a
+    measurement on the first call. torch's CPU tanh is several times slower than numpy's on
+    some AVX-512 machines and not on others (`benchmarks/tanh_bench.py`, forward + backward:
+    0.67x on one, 1.42x on another), so the forward on a PPO update's trunk ([2, 256, 64]) is
+    timed both ways, best of 5 x 10 calls (about 2 ms; the backward is torch's kernel either
+    way). Its input comes from a generator of its own: the global RNG is untouched."""
+    choice = os.environ.get(TANH_ENV, "auto")
+    if choice not in ("numpy", "torch", "auto"):
+        raise ConfigError(f"{TANH_ENV}={choice!r}: use numpy, torch or auto")
+    if choice != "auto":
+        return choice == "numpy"
+    x = torch.randn(2, 256, 64, generator=torch.Generator().manual_seed(0))
+
+    def best_of(fn: Any) -> float:
+        times = []
+        for _ in range(6):  # the first round warms up
+            t = time.perf_counter()
+            for _ in range(10):
+                fn(x)
+            times.append(time.perf_counter() - t)
+        return min(times[1:])
+
+    with torch.no_grad():
+        return best_of(_numpy_tanh) < NUMPY_TANH_MARGIN * best_of(torch.tanh)
+
+
 def tanh(x: torch.Tensor) -> torch.Tensor:
-    """torch.tanh, with the values of large CPU float tensors from numpy's tanh: torch's CPU
-    tanh kernel is several times slower on this project's AVX-512 machines
-    (`benchmarks/tanh_bench.py`); the gradient is torch's own. Small tensors (the rollout's)
-    and any other device or dtype take torch.tanh."""
-    if x.numel() < FAST_TANH_MIN or x.device.type != "cpu" or x.dtype not in (torch.float32, torch.float64):
+    """torch.tanh, with the values of large CPU float tensors from numpy's tanh where that is
+    faster on this machine (`numpy_tanh_pays`); the gradient is torch's own. Small tensors
+    (the rollout's) and any other device or dtype take torch.tanh."""
+    if (x.numel() < FAST_TANH_MIN or x.device.type != "cpu" or x.dtype not in (torch.float32, torch.float64)
+            or not numpy_tanh_pays()):
         return torch.tanh(x)
-    if x.requires_grad and torch.is_grad_enabled():
-        return _Tanh.apply(x)
-    return _numpy_tanh(x)
+    return _numpy_path(x)
 
 
 class Tanh(nn.Module):
