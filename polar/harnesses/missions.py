@@ -23,7 +23,7 @@ OBJECT_TYPES: tuple[str, ...] = ("key", "door", "ball", "box", "goal")
 PORTABLE: tuple[str, ...] = ("key", "ball", "box")  # what the agent can pick up
 
 _COLOR = "(?:(?P<{n}c>" + "|".join(COLORS) + r")\s+)?"
-_OBJ = "(?P<{n}t>" + "|".join(OBJECT_TYPES) + r")(?:\s+square)?"
+_OBJ = "(?P<{n}t>" + "|".join((*OBJECT_TYPES, "object")) + r")(?:\s+square)?"  # "object": any type
 
 
 def _obj(name: str) -> str:
@@ -34,7 +34,7 @@ def _atom(pred: str, m: re.Match[str], name: str) -> str:
     t, c = m.group(f"{name}t"), m.group(f"{name}c")
     if t == "goal":
         return "at(goal)" if pred in ("at", "facing") else f"{pred}(goal)"
-    return f"{pred}({t},{c or ANY})"
+    return f"{pred}({ANY if t == 'object' else t},{c or ANY})"
 
 
 _PATTERNS: list[tuple[str, str]] = [

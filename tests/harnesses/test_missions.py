@@ -10,6 +10,8 @@ from polar.harnesses.missions import parse_mission
     ("pick up the purple box", ["carrying(box,purple)"]),
     ("open the yellow door", ["open(door,yellow)"]),
     ("pick up the ball", ["carrying(ball,any)"]),
+    ("pick up a green object", ["carrying(any,green)"]),  # BabyAI-PickupDist: a colour, any type
+    ("go to the grey object", ["facing(any,grey)"]),
     ("put the red ball next to the blue key", ["adjacent(ball,red,key,blue)"]),
     ("get the red key from the blue room, unlock the green door and go to the goal", ["at(goal)"]),
 ])

@@ -4,7 +4,7 @@ shipped library's manifests (goto, pickup, drop, toggle, unlock, left, right).""
 import numpy as np
 import pytest
 from minigrid.core.actions import Actions
-from minigrid.core.world_object import Ball, Door, Key, Wall
+from minigrid.core.world_object import Ball, Box, Door, Key, Wall
 
 from polar.agent.context import skill_info
 from polar.errors import PlannerError
@@ -76,6 +76,17 @@ def test_pickup_task_drops_what_it_carries_first():
     u.grid.set(4, 4, Key("blue"))
     d = SymbolicPlanner().decide(_ctx(h, "pick up the blue key"))
     assert (d.skill, d.args) == ("drop", {"object": "key", "color": "red"})  # bound from carrying(...)
+
+
+def test_a_colour_only_object_is_bound_to_one_in_the_state():
+    """BabyAI-PickupDist's "pick up a green object": the type comes from an object in the room."""
+    h = make_harness("minigrid:MiniGrid-Empty-6x6-v0")
+    h.reset(seed=0)
+    u = h.capability("grid")
+    u.grid.set(4, 4, Box("green"))
+    u.grid.set(1, 4, Ball("red"))
+    d = SymbolicPlanner().decide(_ctx(h, "pick up a green object"))
+    assert (d.skill, d.args) == ("goto", {"object": "box", "color": "green"})
 
 
 def test_never_drops_where_it_cuts_off_what_the_plan_needs():
