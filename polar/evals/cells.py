@@ -63,7 +63,7 @@ def cell_key(suite: Suite, cell: Cell, cache: dict[str, str] | None = None) -> s
         config = suite.agent(cell.agent)
         fingerprint = AGENT_CLASSES[config.kind].inputs_fingerprint(config)
         if getattr(config, "multitask", False):  # one policy over every harness: they all decide each cell
-            tasks = json.dumps([h.model_dump(mode="json") for h in suite.harnesses], sort_keys=True)
+            tasks = json.dumps([h.model_dump(mode="json") for h in suite.trained_on(config)], sort_keys=True)
             fingerprint = sha(f"{fingerprint}|{tasks}".encode())
         cache[agent] = fingerprint
     if harness not in cache:

@@ -103,7 +103,7 @@ def _check_rl_agent(agent: PureRLAgentConfig, field: str, suite: Suite,
             check(f"{field}.sweep.grid (point {k}: {point})", lambda point=point: train_config(
                 agent, entry, agent.sweep.seed, Path("."), deep_merge(dict(agent.overrides), point)))
     if agent.multitask:
-        check(f"{field}.overrides", lambda: multitask_config(agent, suite.harnesses, suite.seeds[0], Path(".")))
+        check(f"{field}.overrides", lambda: multitask_config(agent, suite.trained_on(agent), suite.seeds[0], Path(".")))
         return
     for entry in suite.harnesses:  # the recipe, the overrides and what each cell fixes
         if not check(f"{field}.overrides",

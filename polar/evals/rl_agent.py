@@ -5,8 +5,9 @@ takes the argmax).
 Variants a reviewer asks for, all as config of this one agent:
 - `observes: full` trains and plays on the harness's full-observation variant;
 - `recipes:` one recipe per harness (hyper-parameters per task family);
-- `multitask: true` trains one policy per seed over all the suite's harnesses (the same total
-  budget, `train_steps`) and evaluates it on each; the run is shared by the seed's cells;
+- `multitask: true` trains one policy per seed over all the suite's harnesses, or those named
+  in `tasks` (the same total budget, `train_steps`), and evaluates it on each harness; the run
+  is shared by the seed's cells;
 - `train_seed: N` trains one policy per harness (seed N) and evaluates it on every cell seed;
 - `sweep:` tunes hyper-parameters on a grid first (`polar.evals.sweep`), charged as tuning.
 
@@ -214,12 +215,13 @@ class PureRLAgent(EvalAgent):
 
     def _train_multitask(self, entry: SuiteHarness, seed: int, work_dir: Path,
                          overrides: dict[str, Any]) -> tuple[Path, str, str]:
-        """The seed's one run over all harnesses (trained by the first of its cells to get
-        here), with one learning curve per harness."""
+        """The seed's one run over the harnesses it trains on (trained by the first of its
+        cells to get here), with one learning curve per trained harness; a harness outside
+        `tasks` evaluates that policy and has no curve."""
         cfg = self.config
         if self.suite is None:
             raise ConfigError(f"agent {cfg.name}: multitask needs the suite's harnesses")
-        entries = [self.harness_entry(h) for h in self.suite.harnesses]
+        entries = [self.harness_entry(h) for h in self.suite.trained_on(cfg)]
         shared = work_dir.parent.parent / ALL_TASKS / work_dir.name
         run = shared / "train"
         with _locked(shared):

@@ -147,6 +147,9 @@ class PureRLAgentConfig(_Trained):
     # One policy per seed trained on all of this suite's harnesses (train_steps in total),
     # evaluated on each; false: one policy per harness and seed.
     multitask: bool = False
+    # With multitask: the labels of the harnesses it trains on (None: all of them); the others
+    # evaluate that policy on a task it never trained on.
+    tasks: list[str] | None = Field(None, min_length=1)
     # Train once per harness with this seed and evaluate that policy on every cell seed (its
     # episodes differ per seed), instead of one training run per cell seed: for baselines
     # whose training is the costly part. The ledger charges that one run once.
@@ -168,6 +171,8 @@ class PureRLAgentConfig(_Trained):
                              "not to a given checkpoint or multitask")
         if self.sweep is not None and self.checkpoint is not None:
             raise ValueError("sweep: tunes the training of this agent; a checkpoint is not trained")
+        if self.tasks is not None and not self.multitask:
+            raise ValueError("tasks: names the harnesses a multitask agent trains on; set multitask: true")
         if self.sweep is not None and self.multitask and self.sweep.harness is None:
             raise ValueError("sweep.harness: a multitask agent's sweep needs the harness it tunes on")
         return self
@@ -317,6 +322,10 @@ class Suite(StrictModel):
         for a in self.agents:
             if a.seeds is not None and (not a.seeds or not set(a.seeds) <= set(self.seeds)):
                 raise ValueError(f"agents.{a.name}.seeds: must be a non-empty subset of the suite's seeds")
+            unknown = sorted(set(getattr(a, "tasks", None) or ()) - set(labels))
+            if unknown:
+                raise ValueError(f"agents.{a.name}.tasks: {unknown} are not harness labels of this suite "
+                                 f"(labels: {labels})")
         return self
 
     def agent(self, name: str) -> SuiteAgent:
@@ -330,6 +339,11 @@ class Suite(StrictModel):
             if h.label == label:
                 return h
         raise ConfigError(f"suite {self.name}: no harness labelled {label!r}")
+
+    def trained_on(self, agent: SuiteAgent) -> list[SuiteHarness]:
+        """The harnesses a multitask agent trains on: its `tasks`, else all of the suite's."""
+        tasks = getattr(agent, "tasks", None)
+        return [h for h in self.harnesses if tasks is None or h.label in tasks]
 
     def with_planner(self, profile: str) -> Suite:
         """The suite with every planner agent using `profile` (e.g. from $POLAR_PLANNER)."""
@@ -378,9 +392,10 @@ LATER_FIELDS = ("sweep",)
 
 def _computing_fields(agent: SuiteAgent) -> dict:
     # `episodes` enters the key as the cell's episode count (Suite.cell_key), so that an agent
-    # without its own count keeps the key it had before the field existed
+    # without its own count keeps the key it had before the field existed; `tasks` as the specs
+    # of the harnesses a multitask policy trains on (cells.cell_key), whichever way they are named
     return {k: v for k, v in agent.model_dump(mode="json").items()
-            if k not in agent.LABELS and k != "episodes" and not (k in LATER_FIELDS and v is None)}
+            if k not in agent.LABELS and k not in ("episodes", "tasks") and not (k in LATER_FIELDS and v is None)}
 
 
 class Cell(StrictModel):

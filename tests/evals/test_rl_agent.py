@@ -134,6 +134,34 @@ def test_multitask_trains_one_policy_per_seed_for_all_harnesses(tmp_path: Path) 
         cell_key(suite, suite.cells()[0])
 
 
+def test_multitask_tasks_hold_a_harness_out(tmp_path: Path) -> None:
+    """`tasks:` trains on the listed harnesses only; the other evaluates that policy (no curve),
+    and the trained harnesses' cells keep the keys of a suite without the held-out one."""
+    two = [{"id": "minigrid:MiniGrid-Empty-5x5-v0", "max_steps": 50},
+           {"id": "minigrid:MiniGrid-Empty-6x6-v0", "max_steps": 50}]
+    held = {"id": "minigrid:MiniGrid-Empty-8x8-v0", "max_steps": 50}
+    multi = {**PPO, "name": "multi", "multitask": True}
+    before = load_suite({**SUITE, "agents": [multi], "harnesses": two})
+    spec = {**SUITE, "agents": [{**multi, "tasks": ["Empty-5x5", "Empty-6x6"]}], "harnesses": [*two, held]}
+    after = load_suite(spec)
+    assert [cell_key(after, c) for c in before.cells()] == [cell_key(before, c) for c in before.cells()]
+    res = run_suite(spec, tmp_path, progress=False)
+    run_dir = tmp_path / "work" / "multi" / "@all-tasks" / "seed-0" / "train"
+    assert sorted(p.name for p in run_dir.glob("eval_curve.*.jsonl")) == [
+        "eval_curve.Empty-5x5.jsonl", "eval_curve.Empty-6x6.jsonl"]
+    from polar.config import read_yaml
+
+    trained = [t["label"] for t in read_yaml(run_dir / "config.yaml")["harness_kwargs"]["tasks"]]
+    assert trained == ["Empty-5x5", "Empty-6x6"]
+    rows = {r.harness: r for r in res.rows}
+    assert rows["Empty-8x8"].episodes == 2 and rows["Empty-8x8"].train_env_steps == 2048
+    assert {c.harness for c in res.curves} == {"Empty-5x5", "Empty-6x6"}
+    with pytest.raises(ConfigError, match=r"agents\.multi\.tasks: \['Empty-9x9'\]"):
+        load_suite({**spec, "agents": [{**multi, "tasks": ["Empty-9x9"]}]})
+    with pytest.raises(ConfigError, match="tasks: .*multitask: true"):
+        load_suite({**spec, "agents": [{**PPO, "tasks": ["Empty-5x5"]}]})
+
+
 def test_full_observation_trains_on_the_whole_grid(tmp_path: Path) -> None:
     full = {**PPO, "name": "full", "observes": "full", "train_steps": 512, "eval_every": 0}
     res = run_suite({**SUITE, "agents": [full]}, tmp_path, progress=False)
