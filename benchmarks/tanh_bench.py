@@ -1,11 +1,12 @@
-"""torch.tanh against Polar's tanh (`polar.rl.networks.tanh`), forward + backward, side by side.
+"""torch.tanh against Polar's numpy tanh path (`polar.rl.networks._numpy_path`), forward + backward, side by side.
 
     .venv/bin/python benchmarks/tanh_bench.py [--rounds 5]
 
 On the shape of PPO CartPole's update (both trunks of `EnsembleMLP`: [2, 256, 64]) and of
 MiniGrid's shared trunk ([512, 64]), one torch thread, the two interleaved round by round;
-reported: microseconds per forward + backward, the ratio, and the largest error against a
-float64 tanh. Writes benchmarks/results/tanh_bench.json.
+reported: microseconds per forward + backward, the ratio, the largest error against a
+float64 tanh, and which path Polar's `tanh` takes on this machine (`numpy_tanh_pays`: numpy
+only where its forward measures at least 20% faster). Writes benchmarks/results/tanh_bench.json.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_results import Figure, script_command, write_result  # noqa: E402
 
-from polar.rl.networks import tanh  # noqa: E402
+from polar.rl.networks import _numpy_path, numpy_tanh_pays  # noqa: E402
 
 SHAPES = {"PPO CartPole update [2, 256, 64]": (2, 256, 64), "MiniGrid trunk [512, 64]": (512, 64)}
 
@@ -37,9 +38,10 @@ def per_call_us(fn, x: torch.Tensor, g: torch.Tensor, n: int) -> float:
 
 def figures(details: dict[str, dict[str, object]]) -> list[Figure]:
     out = []
-    for label, d in details.items():
-        ours, theirs = statistics.median(d["polar_us"]), statistics.median(d["torch_us"])  # type: ignore[arg-type]
-        out += [Figure(f"tanh forward + backward on {label}, Polar / torch.tanh", round(ours / theirs, 3), "x"),
+    for label in SHAPES:
+        d = details[label]
+        ours, theirs = statistics.median(d["numpy_us"]), statistics.median(d["torch_us"])  # type: ignore[arg-type]
+        out += [Figure(f"tanh forward + backward on {label}, numpy path / torch.tanh", round(ours / theirs, 3), "x"),
                 Figure(f"tanh forward + backward on {label}, torch.tanh", round(theirs, 1), "us")]
     return out
 
@@ -51,19 +53,22 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     torch.set_num_threads(1)
     torch.manual_seed(0)
-    details = {}
+    details: dict[str, dict[str, object]] = {}
     for label, shape in SHAPES.items():
         x = (torch.randn(*shape) * 2).requires_grad_()
         g = torch.randn(*shape)
         ours, theirs = [], []
         for _ in range(args.rounds):
             theirs.append(per_call_us(torch.tanh, x, g, args.calls))
-            ours.append(per_call_us(tanh, x, g, args.calls))
+            ours.append(per_call_us(_numpy_path, x, g, args.calls))
         with torch.no_grad():
-            err = float((tanh(x).double() - torch.tanh(x.double())).abs().max())
-        details[label] = {"polar_us": ours, "torch_us": theirs, "max_abs_error": err}
-        print(f"{label}: torch.tanh {statistics.median(theirs):.1f} us, polar tanh {statistics.median(ours):.1f} us, "
+            err = float((_numpy_path(x).double() - torch.tanh(x.double())).abs().max())
+        details[label] = {"numpy_us": ours, "torch_us": theirs, "max_abs_error": err}
+        print(f"{label}: torch.tanh {statistics.median(theirs):.1f} us, numpy path {statistics.median(ours):.1f} us, "
               f"max |error| {err:.1e}", flush=True)
+    path = "numpy" if numpy_tanh_pays() else "torch.tanh"
+    details["polar_path"] = {"path": path}
+    print(f"Polar's tanh takes {path} on this machine", flush=True)
     write_result("tanh_bench", script_command("tanh_bench.py", ["--rounds", str(args.rounds)]), figures(details),
                  details)
     return 0

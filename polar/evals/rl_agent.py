@@ -124,7 +124,8 @@ class PureRLAgent(EvalAgent):
     def information(cls, config: PureRLAgentConfig) -> Information:  # type: ignore[override]
         observes = config.observes or "view"
         what = config.algo.upper()
-        what += ", one policy over every task" if config.multitask else ""
+        if config.multitask:
+            what += f", one policy over {len(config.tasks)} tasks" if config.tasks else ", one policy over every task"
         return Information(observes, observes, f"pure RL ({what})")
 
     @classmethod

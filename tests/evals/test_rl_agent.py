@@ -156,6 +156,7 @@ def test_multitask_tasks_hold_a_harness_out(tmp_path: Path) -> None:
     rows = {r.harness: r for r in res.rows}
     assert rows["Empty-8x8"].episodes == 2 and rows["Empty-8x8"].train_env_steps == 2048
     assert {c.harness for c in res.curves} == {"Empty-5x5", "Empty-6x6"}
+    assert "one policy over 2 tasks" in res.totals[0].role
     with pytest.raises(ConfigError, match=r"agents\.multi\.tasks: \['Empty-9x9'\]"):
         load_suite({**spec, "agents": [{**multi, "tasks": ["Empty-9x9"]}]})
     with pytest.raises(ConfigError, match="tasks: .*multitask: true"):
