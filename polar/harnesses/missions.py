@@ -1,9 +1,10 @@
 """Parse BabyAI/MiniGrid-style missions into goal predicates.
 
 Used by the MiniGrid harness (the spec's goal) and by the symbolic planner (free-form tasks).
-Supported forms: go to / get to / reach X, pick up X, open X, put X next to Y, and the
-DoorKey / LockedRoom phrasing that ends in reaching the goal square; a sequence of several
-ends (BabyAI GoToSeq / BossLevel) is left to a language planner.
+Supported forms: go to / get to / reach X, pick up X, open X, put X next to Y (X may be "the red
+object": a colour, any type), and the DoorKey / LockedRoom phrasing that ends in reaching the
+goal square; a sequence of several ends (BabyAI GoToSeq / BossLevel) is left to a language
+planner.
 
 The MiniGrid vocabulary (colours, object types) is declared here, once, for the harness, the
 planner and the MiniGrid skills.
