@@ -14,7 +14,7 @@ from polar.evals.suite import load_suite
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.mark.parametrize("name", ["doorkey", "maze", "controls"])
+@pytest.mark.parametrize("name", ["doorkey", "doorkey_sweep", "doorkey_long", "maze", "controls"])
 def test_every_committed_cell_matches_its_suite_under_the_current_code(name: str) -> None:
     suite = load_suite(ROOT / "evals" / f"{name}.yaml")
     out = ROOT / "evals" / "results" / name
