@@ -65,7 +65,7 @@ def numpy_tanh_pays() -> bool:
     """Whether large tensors take numpy's tanh: `POLAR_TANH` (numpy or torch) says, else a
     measurement on the first call. torch's CPU tanh is several times slower than numpy's on
     some AVX-512 machines and not on others (`benchmarks/tanh_bench.py`, forward + backward:
-    0.67x on one, 1.1-1.4x on another), so the forward on a PPO update's trunk ([2, 256, 64]) is
+    0.67x on one, 1.4x on another), so the forward on a PPO update's trunk ([2, 256, 64]) is
     timed both ways, best of 5 x 10 calls (about 2 ms; the backward is torch's kernel either
     way). Its input comes from a generator of its own: the global RNG is untouched."""
     choice = os.environ.get(TANH_ENV, "auto")
