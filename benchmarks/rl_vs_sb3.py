@@ -104,6 +104,7 @@ def run_sb3(task: str, seed: int, phases: int = 0, ftz: bool = False) -> tuple[f
     import torch
     from stable_baselines3 import PPO, SAC
     from stable_baselines3.common.env_util import make_vec_env
+    from stable_baselines3.common.logger import configure
 
     torch.set_flush_denormal(ftz)  # Polar's trainer leaves it on: never hand that to SB3 unasked
     timer: dict[str, float] = {}
@@ -120,9 +121,11 @@ def run_sb3(task: str, seed: int, phases: int = 0, ftz: bool = False) -> tuple[f
                     ent_coef="auto", policy_kwargs=dict(net_arch=[256, 256]), seed=seed, device="cpu",
                     verbose=0)
     steps = phases or TASKS[task]["steps"]
-    t0 = time.perf_counter()
-    model.learn(steps)
-    wall = time.perf_counter() - t0
+    with tempfile.TemporaryDirectory() as logdir:  # else SB3 leaves an empty SB3-<date> folder in /tmp
+        model.set_logger(configure(logdir, [""]))
+        t0 = time.perf_counter()
+        model.learn(steps)
+        wall = time.perf_counter() - t0
     ret = float("nan") if phases else eval_fn(lambda o: model.predict(o, deterministic=True)[0], TASKS[task]["env"])
     return wall, ret, {k: 1000 * v / steps for k, v in timer.items()}
 

@@ -9,6 +9,7 @@ Retry-After honoured, and one line in the JSONL call record.
 from __future__ import annotations
 
 import email.utils
+import functools
 import os
 import random
 import time
@@ -20,7 +21,7 @@ from typing import Any
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
 
 from polar.episode import LLMCallRecord
-from polar.errors import ConfigError, LLMError
+from polar.errors import ConfigError, LLMError, PolarError
 from polar.llm.budget import Budget
 from polar.llm.cache import ReplayCache, cache_key
 from polar.llm.record import CallRecord, CallRecorder
@@ -152,6 +153,21 @@ class LLMClient:
         self.warmup_s: float | None = None  # seconds the warm-up took (None: not warmed up yet)
         self._vocab: Vocabulary | bool | None = None  # False: the served model has no GGUF vocabulary
 
+    @functools.cached_property
+    def cache_model(self) -> str:
+        """The model as the reply cache knows it: the litellm name, plus, for a local
+        server's model, what identifies its weights, so that a model retrained under the same
+        name is asked again, not answered from the previous weights' replies."""
+        s = self.settings
+        if s.server is None:
+            return s.model
+        from polar.llm.models import resolve_model, weights_identity
+
+        try:
+            return f"{s.model}|{weights_identity(resolve_model(s.server.model))}"
+        except (PolarError, OSError):  # the server cannot start either: its error says why
+            return s.model
+
     def _resolve_api_key(self) -> str | None:
         s = self.settings
         if s.api_key_env:
@@ -234,7 +250,7 @@ class LLMClient:
         s = self.settings
         messages = self.prepare_messages(messages)
         params = self.params(response_format)
-        key = cache_key(s.model, messages, params)
+        key = cache_key(self.cache_model, messages, params)
         call_id = uuid.uuid4().hex[:16]
         t0 = time.perf_counter()
         hit = self.cache.get(key) if self.cache is not None else None

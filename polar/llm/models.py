@@ -345,6 +345,22 @@ def resolve_model(ref: str, registry: ModelRegistry | None = None) -> ModelEntry
                       "a .gguf file or a checkpoint folder")
 
 
+def weights_identity(entry: ModelEntry) -> str:
+    """What tells these weights apart from others served under the same name (the reply
+    cache's key holds it): a built-in's package and version, a shipped model's merged file
+    (named by its adapters' digest), and for a registered model or a bare path, its name and
+    version, path, and the size and modification time of what is there now, so that
+    retraining in place changes it."""
+    if entry.source.startswith("builtin:"):
+        return entry.source
+    if entry.source.startswith("shipped:"):
+        return entry.path
+    p = Path(entry.path)
+    files = sorted(f for f in p.iterdir() if f.is_file()) if p.is_dir() else [p]
+    stats = ",".join(f"{f.name}:{f.stat().st_size}:{f.stat().st_mtime_ns}" for f in files if f.exists())
+    return f"{entry.ref}|{entry.path}|{stats}"
+
+
 def weights_path(entry: ModelEntry) -> Path:
     """The file or folder an engine loads; joins chunked built-in weights on first use."""
     b = BUILTINS.get(entry.name) if entry.source.startswith("builtin:") else None

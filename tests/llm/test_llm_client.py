@@ -127,6 +127,23 @@ def test_replay_cache_sends_no_new_request(server, tmp_path):
     assert [r.cached for r in records] == [False, True, False]
 
 
+def test_a_local_model_retrained_under_its_name_is_asked_again(server, tmp_path):
+    """The served weights are in the cache key: new weights at the same path and name
+    never get the previous weights' replies."""
+    gguf = tmp_path / "planner.gguf"
+    gguf.write_bytes(b"GGUF weights, first training")
+    server.push(Reply.text("first model"), Reply.text("retrained model"))
+
+    def client():
+        settings = LLMSettings(model="openai/planner", api_base=server.url, server={"model": str(gguf)})
+        return LLMClient(settings, cache=ReplayCache(tmp_path / "cache"))
+
+    assert client().complete(MSGS).content == "first model"
+    assert client().complete(MSGS).content == "first model" and server.request_count == 1  # replayed
+    gguf.write_bytes(b"GGUF weights, trained again in place")
+    assert client().complete(MSGS).content == "retrained model" and server.request_count == 2
+
+
 def test_check_result_is_recorded_not_raised(server, tmp_path):
     server.push(Reply.text("not a number"))
 

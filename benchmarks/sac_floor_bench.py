@@ -1,0 +1,145 @@
+"""What bounds Polar's SAC update on this CPU: its matrix products alone, and torch.compile.
+
+    .venv/bin/python benchmarks/sac_floor_bench.py [--train-steps 1200] [--updates 200] [--rounds 3]
+
+Trains Polar's SAC on Pendulum-v1 (rl_vs_sb3.py's hyper-parameters, one torch thread) for
+`--train-steps` env steps, then, from that state, round by round:
+- **eager**: `SAC.update` as training runs it, ms per update;
+- **matmuls only**: every matrix product one update launches (mm, addmm, bmm, baddbmm, with
+  the shapes torch's profiler records for one update), replayed on random tensors of the
+  same shapes: the time the update cannot go below without changing its arithmetic;
+- **compiled**: the critic and actor losses through `torch.compile` (inductor, CPU), their
+  backward and the same Adam steps; the compile time is reported on its own.
+Prints ms per update and writes benchmarks/results/sac_floor_bench.json. The issue's goal
+(SAC at 0.5x SB3's wall time) compares with SB3's update in rl_vs_sb3.py's per-phase profile.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_results import Figure, script_command, write_result  # noqa: E402
+from rl_vs_sb3 import polar_config  # noqa: E402
+
+from polar.rl.trainer import Trainer  # noqa: E402
+
+MATMULS = ("aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm")
+
+
+def matmul_shapes(update: Callable[[], None]) -> list[tuple[str, list[list[int]]]]:
+    """The (op, input shapes) of every matrix product one call of `update` launches."""
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], record_shapes=True) as prof:
+        update()
+    return [(e.name, [list(s) for s in e.input_shapes if s]) for e in prof.events() if e.name in MATMULS]
+
+
+def replay(shapes: list[tuple[str, list[list[int]]]]) -> Callable[[], None]:
+    """One call runs the same products on random tensors of the recorded shapes."""
+    ops = {"aten::mm": torch.mm, "aten::bmm": torch.bmm, "aten::addmm": torch.addmm, "aten::baddbmm": torch.baddbmm}
+    calls = [(ops[name], [torch.randn(s) for s in dims]) for name, dims in shapes]
+
+    def run() -> None:
+        for fn, args in calls:
+            fn(*args)
+    return run
+
+
+def compiled_update(trainer: Trainer) -> Callable[[], None]:
+    """SAC.update's critic and actor steps with both losses through torch.compile."""
+    sac, policy = trainer.sac, trainer.policy
+    gamma = sac.cfg.gamma
+
+    def critic_loss(obs, next_obs, actions, rewards, terminated, alpha):
+        with torch.no_grad():
+            next_a, next_logp = policy.sample(next_obs)
+            target_min = sac.target_q(next_obs, next_a).min(0).values - alpha * next_logp
+            target = rewards + gamma * (1.0 - terminated) * target_min
+        return 0.5 * (policy.q(obs, actions) - target).pow(2).mean(1).sum()
+
+    def actor_loss(obs, alpha):
+        a_pi, logp_pi = policy.sample(obs)
+        return (alpha * logp_pi - policy.q(obs, a_pi).min(0).values).mean(), logp_pi
+
+    critic_c, actor_c = torch.compile(critic_loss), torch.compile(actor_loss)
+
+    def update() -> None:
+        b = trainer.replay.sample(256)
+        obs, next_obs = policy.prepare(b.obs), policy.prepare(b.next_obs)
+        alpha = sac.log_alpha.detach().exp()
+        sac._minimize(critic_c(obs, next_obs, b.actions, b.rewards, b.terminated, alpha), sac.q_optimizer)
+        for p in sac.q_params:
+            p.requires_grad_(False)
+        loss, logp = actor_c(obs, alpha)
+        for p in sac.q_params:
+            p.requires_grad_(True)
+        sac._minimize(loss, sac.actor_optimizer)
+        alpha_loss = -(sac.log_alpha.exp() * (logp.detach() + sac.target_entropy)).mean()
+        sac._minimize(alpha_loss, sac.alpha_optimizer)
+        with torch.no_grad():
+            torch._foreach_lerp_(sac.target_params, sac.q_params, sac.cfg.tau)
+    return update
+
+
+def ms_per_call(fn: Callable[[], None], n: int) -> float:
+    t = time.perf_counter()
+    for _ in range(n):
+        fn()
+    return (time.perf_counter() - t) / n * 1e3
+
+
+def figures(d: dict) -> list[Figure]:
+    eager, mm, comp = (statistics.median(d[k]) for k in ("eager_ms", "matmul_ms", "compiled_ms"))
+    label = "SAC Pendulum update (256 x 2x256 MLPs)"
+    return [Figure(f"{label}, eager", round(eager, 2), "ms"),
+            Figure(f"{label}, its matrix products alone / eager", round(mm / eager, 3), "x"),
+            Figure(f"{label}, its matrix products alone", round(mm, 2), "ms"),
+            Figure(f"{label}, torch.compile / eager", round(comp / eager, 3), "x"),
+            Figure(f"{label}, torch.compile's compile time", round(d["compile_s"], 1), "s")]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--train-steps", type=int, default=1200, help="env steps of SAC before timing")
+    ap.add_argument("--updates", type=int, default=200, help="updates per timing block")
+    ap.add_argument("--rounds", type=int, default=3)
+    args = ap.parse_args(argv)
+    torch.set_num_threads(1)
+    with tempfile.TemporaryDirectory() as d:
+        trainer = Trainer(polar_config("sac_pendulum", 0, args.train_steps), d)
+        trainer.run()
+    eager = lambda: trainer.sac.update(trainer.replay.sample(256))  # noqa: E731
+    eager()
+    shapes = matmul_shapes(eager)
+    matmuls = replay(shapes)
+    t0 = time.perf_counter()
+    compiled = compiled_update(trainer)
+    for _ in range(3):  # compiles the forward and backward graphs (and the frozen-critic variant)
+        compiled()
+    compile_s = time.perf_counter() - t0
+    out: dict[str, list[float]] = {"eager_ms": [], "matmul_ms": [], "compiled_ms": []}
+    for r in range(args.rounds):
+        for key, fn in (("eager_ms", eager), ("matmul_ms", matmuls), ("compiled_ms", compiled)):
+            out[key].append(ms_per_call(fn, args.updates))
+        print(f"round {r}: eager {out['eager_ms'][-1]:.2f} ms, matrix products alone "
+              f"{out['matmul_ms'][-1]:.2f} ms, compiled {out['compiled_ms'][-1]:.2f} ms per update", flush=True)
+    details = {"train_steps": args.train_steps, "updates": args.updates, "matmul_calls": len(shapes),
+               "compile_s": compile_s, **out}
+    figs = figures(details)
+    for f in figs:
+        print(f"{f.what}: {f.value} {f.unit}")
+    argv_run = ["--train-steps", str(args.train_steps), "--updates", str(args.updates), "--rounds", str(args.rounds)]
+    write_result("sac_floor_bench", script_command("sac_floor_bench.py", argv_run), figs, details)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
