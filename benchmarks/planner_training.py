@@ -54,7 +54,7 @@ SAMPLE_PHRASINGS = {
     "BlockedUnlockPickup-take": ("minigrid:MiniGrid-BlockedUnlockPickup-v0", "open the locked door and take the box"),
 }
 STAGES = ["teacher", "dataset", "sft", "eval-base", "eval-sft", "improve"]
-EXTRA_STAGES = ["report"]  # not in the default run
+EXTRA_STAGES = ["report", "ship"]  # not in the default run
 
 
 def rows_from_cells(arm: str, model: str, cells: Path, observation: str) -> tuple[list[dict], dict]:
@@ -88,6 +88,27 @@ def eval_tasks(unseen: bool = True) -> list[SuiteHarness]:
     return tasks
 
 
+def ship_last_round(results: dict, name: str | None, out: Path, seed: int) -> None:
+    """Ship the last round's model, charged the env steps its training data cost."""
+    from polar.llm.adapters import ship
+
+    if not name:
+        raise SystemExit("stage ship: name the shipped model with --ship-as")
+    ledger = results["ledger"]
+    rounds = ledger.get("improve") or []
+    if "teacher" not in ledger or not rounds:
+        raise SystemExit(f"stage ship: {out / 'results.json'} has no teacher or improve stage to ship")
+    teacher, sampled = ledger["teacher"]["env_steps"], [r["sample"]["env_steps"] for r in rounds]
+    source = (f"{out.name}/results.json: the teacher's episodes (ledger.teacher.env_steps {teacher}) + the "
+              f"rounds' sampled episodes (ledger.improve[*].sample.env_steps {sampled}); fine-tuning "
+              "and evaluations are not env steps of training")
+    folder = ship(rounds[-1]["model"], REPO / "planners" / "models" / name, env_steps=teacher + sum(sampled),
+                  env_steps_source=source,
+                  description=f"SmolLM2-135M + LoRA, training seed {seed}: SFT on the symbolic "
+                              f"planner's decisions, then {len(rounds)} reward-filtered round(s) on its own episodes")
+    print(f"shipped {rounds[-1]['model']} as {folder}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", type=Path, default=Path("runs/planner-training"))
@@ -105,6 +126,10 @@ def main() -> None:
     ap.add_argument("--lora-layers", type=int, default=None, help="LoRA on the top N layers only (cheaper backward)")
     ap.add_argument("--sft-eval-examples", type=int, default=100, help="validation examples scored after SFT")
     ap.add_argument("--lr", type=float, default=5e-4)
+    ap.add_argument("--seed", type=int, default=0,
+                    help="training seed: SFT's and the rounds' fine-tuning seed, the rounds' sampling episodes")
+    ap.add_argument("--no-round-eval", action="store_true",
+                    help="train the rounds without evaluating their models (a suite evaluates them)")
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--episodes", type=int, default=4, help="sampled episodes per training task per round")
     ap.add_argument("--temperature", type=float, default=0.7)
@@ -120,6 +145,9 @@ def main() -> None:
                     help="comma-separated labels to evaluate (default: all; e.g. DoorKey-8x8,DoorKey-8x8-para)")
     ap.add_argument("--base-episodes", type=int, default=None,
                     help="episodes per task for the base model (default: --eval-episodes)")
+    ap.add_argument("--ship-as", default=None,
+                    help="stage ship: write the last round's model to planners/models/<NAME> (the folder to "
+                         "commit), charged the teacher's and the rounds' sampled env steps")
     ap.add_argument("--sequential", action="store_true",
                     help="run eval-base after SFT instead of beside it (by default, when both stages run and the "
                          "machine has 2+ cores, the base model is evaluated in a second process on the core SFT leaves)")
@@ -129,7 +157,7 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
     os.environ.setdefault("POLAR_MODELS", str(out / "models.json"))
     res_path = out / "results.json"
-    results = {"rows": [], "ledger": {}}
+    results = {"rows": [], "ledger": {}, "seed": args.seed}
     touched_arms: set[str] = set()  # what this process measured: save() merges only these into the file,
     touched_stages: set[str] = set()  # so two stage processes may share --out
 
@@ -192,7 +220,7 @@ def main() -> None:
                               [SuiteHarness(id=h, task=t, name=n) for n, (h, t) in SAMPLE_PHRASINGS.items()],
                         eval_tasks=[t for t in eval_tasks()
                                     if args.eval_tasks is None or t.label in args.eval_tasks.split(",")],
-                        rounds=args.rounds, episodes=args.episodes, temperature=args.temperature,
+                        rounds=args.rounds, episodes=args.episodes, temperature=args.temperature, seed=args.seed,
                         eval_seeds=args.eval_seeds, eval_episodes=args.eval_episodes,
                         max_decisions=args.max_decisions, port=args.port, threads=args.server_threads,
                         finetune={"token_budget": args.round_token_budget, "learning_rate": args.lr,
@@ -204,7 +232,7 @@ def main() -> None:
         ft = FinetuneConfig(base="smollm2-135m", data=str(out / "dataset"), name=args.name,
                             token_budget=args.token_budget, learning_rate=args.lr, batch_size=1,
                             max_length=args.max_length, max_minutes=args.max_minutes, threads=args.threads,
-                            lora_layers=args.lora_layers,
+                            lora_layers=args.lora_layers, seed=args.seed,
                             work_dir=str(out / "sft"), eval_examples=args.sft_eval_examples)
         entry = timed("sft", lambda: finetune(ft, resume=(out / "sft").exists()))
         p = entry.provenance
@@ -234,12 +262,15 @@ def main() -> None:
             results["note"] = args.note
         save()
     if "improve" in stages:
-        rft = improve(cfg, out / "improve", evaluate_start=False)
+        rft = improve(cfg.model_copy(update={"eval_tasks": []}) if args.no_round_eval else cfg,
+                      out / "improve", evaluate_start=False)
         results["rows"] += rft["rows"]
         results["ledger"]["improve"] = rft["ledger"]
         touched_arms.update(r["arm"] for r in rft["rows"])
         touched_stages.add("improve")
         save()
+    if "ship" in stages:
+        ship_last_round(json.loads(res_path.read_text()), args.ship_as, out, args.seed)
     if len(args.stages.split(",")) > 1:  # the loop's own process (not the eval-base one beside it)
         results["ledger"]["loop"] = {"wall_s": round(time.perf_counter() - t_start, 1), "stages": args.stages}
         touched_stages.add("loop")

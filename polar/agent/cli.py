@@ -129,7 +129,8 @@ def demo(
     if profile := os.environ.get("POLAR_PLANNER"):
         s = s.with_planner(profile)
         console.print(f"planner profile from POLAR_PLANNER: {profile}")
-    with stop_on_exit(agent_servers(s).values()):  # the embedded model's engine goes when the demo ends
+    servers = {(v.host, v.port): v for v in agent_servers(s).values()}.values()
+    with stop_on_exit(servers):  # the embedded model's engine goes when the demo ends
         compare(s, out, workers=workers, fresh=fresh)
 
 

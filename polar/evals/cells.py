@@ -59,8 +59,10 @@ def cell_key(suite: Suite, cell: Cell, cache: dict[str, str] | None = None) -> s
     (`cache` keeps them per agent and per harness within one pass over a suite)."""
     cache = {} if cache is None else cache
     agent, harness = f"agent:{cell.agent}", f"harness:{cell.harness}"
+    if getattr(suite.agent(cell.agent), "seed_models", None):  # another model per seed
+        agent += f":{cell.seed}"
     if agent not in cache:
-        config = suite.agent(cell.agent)
+        config = suite.agent_for(cell)
         fingerprint = AGENT_CLASSES[config.kind].inputs_fingerprint(config)
         if getattr(config, "multitask", False):  # one policy over every harness: they all decide each cell
             tasks = json.dumps([h.model_dump(mode="json") for h in suite.trained_on(config)], sort_keys=True)

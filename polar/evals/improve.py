@@ -36,8 +36,9 @@ class ImproveConfig(StrictModel):
     profile: str = Field(default="local", description="The student's planner profile (templates, schema, server block).")
     observation: Literal["predicates", "view"] = "predicates"
     tasks: list[SuiteHarness] = Field(min_length=1, description="Training tasks (sampled each round).")
-    eval_tasks: list[SuiteHarness] = Field(min_length=1, description="Held-out evaluation: tasks, paraphrases, unseen harnesses.")
-    rounds: int = Field(default=2, ge=0)
+    eval_tasks: list[SuiteHarness] = Field(default_factory=list, description="Held-out evaluation: tasks, paraphrases, unseen harnesses; none: the rounds' models are not evaluated here (e.g. a suite evaluates them).")
+    rounds: int = Field(default=2, ge=0, le=99)
+    seed: int = Field(default=0, ge=0, description="Training seed: the fine-tunes' seed (data subset and order, adapter init) and the sampling episodes' (seeds 100*seed + round).")
     episodes: int = Field(default=8, ge=1, description="Sampled episodes per training task per round.")
     temperature: float = Field(default=0.7, ge=0, le=2)
     eval_seeds: int = Field(default=2, ge=1)
@@ -152,14 +153,14 @@ def improve(cfg: ImproveConfig, out_dir: str | Path, *, evaluate_start: bool = T
         (out / "results.json").write_text(json.dumps(results, indent=1))
 
     current = cfg.model
-    if evaluate_start:
+    if evaluate_start and cfg.eval_tasks:
         rows, cost = evaluate(cfg, "start", current, out / "start" / "eval")
         results["rows"] += rows
         results["ledger"].append({"round": 0, "model": current, "eval": cost})
         save()
     for r in range(1, cfg.rounds + 1):
         rd = out / f"round-{r}"
-        _, sample_cost = _run(cfg, f"sample-{r}", current, cfg.tasks, [r], cfg.episodes, SAMPLE_SEED,
+        _, sample_cost = _run(cfg, f"sample-{r}", current, cfg.tasks, [100 * cfg.seed + r], cfg.episodes, SAMPLE_SEED,
                               cfg.temperature, rd / "sample")
         info = build_dataset([rd / "sample" / "cells"], rd / "data", calls=[rd / "sample" / "calls.jsonl"],
                              keep="both", val_fraction=0.0)
@@ -169,7 +170,7 @@ def improve(cfg: ImproveConfig, out_dir: str | Path, *, evaluate_start: bool = T
             row["note"] = "nothing the harness rewarded: the model is unchanged this round"
         else:
             t0, cpu0 = time.perf_counter(), _cpu_s()
-            ft = FinetuneConfig.model_validate({"eval_examples": 0, **cfg.finetune, "base": current,
+            ft = FinetuneConfig.model_validate({"eval_examples": 0, "seed": cfg.seed, **cfg.finetune, "base": current,
                                                 "data": str(rd / "data"), "name": cfg.name,
                                                 "work_dir": str(rd / "finetune")})
             entry = finetune(ft)
@@ -177,10 +178,11 @@ def improve(cfg: ImproveConfig, out_dir: str | Path, *, evaluate_start: bool = T
             row["train"] = {"model": current, "tokens": entry.provenance["tokens_seen"],
                             "steps": entry.provenance["steps"], "wall_s": time.perf_counter() - t0,
                             "cpu_s": _cpu_s() - cpu0}
-        rows, cost = evaluate(cfg, f"round-{r}", current, rd / "eval")
-        row["eval"] = cost
         row["model"] = current
-        results["rows"] += rows
+        if cfg.eval_tasks:
+            rows, cost = evaluate(cfg, f"round-{r}", current, rd / "eval")
+            row["eval"] = cost
+            results["rows"] += rows
         results["ledger"].append(row)
         save()
     return results

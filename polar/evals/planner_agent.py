@@ -140,7 +140,9 @@ class PlannerAgent(EvalAgent):
         if cfg.sandbox is None and getattr(planner_profile, "mode", None) == "code":
             raise ConfigError(f"agent {cfg.name}: sandbox: none, but planner {cfg.planner!r} only "
                               "writes policy code (mode: code); name a sandbox profile")
-        self.planner = load_planner(cfg.planner, profile_overrides(cfg, backend) or None)
+        over = profile_overrides(cfg, backend) or None
+        self.planner = load_planner(cfg.planner, over)
+        planner_profile = load_planner_profile(cfg.planner, over)  # the model it serves (a seed's own)
         root = Path(cfg.skills).expanduser() if cfg.skills else None
         if root is not None and not root.exists():
             raise ConfigError(f"agent {cfg.name}: skills: {root} does not exist")

@@ -61,6 +61,8 @@ def _check_planner_agent(agent: PlannerAgentConfig, field: str,
             and (agent.template is None or check(f"{field}.template", lambda: load_template(agent.template or "")))):
         check(f"{field}.overrides",
               lambda: load_planner_profile(agent.planner, profile_overrides(agent, backend[0]) or None))
+        for seed in agent.seed_models or {}:
+            check(f"{field}.seed_models.{seed}", lambda seed=seed: agent.for_seed(seed))
     if agent.skills is not None:
         root = Path(agent.skills).expanduser()
         if not root.is_dir():

@@ -34,8 +34,9 @@ INFORMATION_LEGEND = (
 )
 STATISTICS_NOTE = (
     "Intervals are 95% percentile bootstrap over seeds x episodes: seeds (one training run "
-    "each, or one block of evaluation episodes for agents that do not train in the suite, "
-    "planner models trained beforehand included) are redrawn, then episodes within each drawn "
+    "each, a planner model trained once per seed included, or one block of evaluation episodes "
+    "for agents that do not train in the suite or play one model trained beforehand) are "
+    "redrawn, then episodes within each drawn "
     "seed, so seed-to-seed variance counts where the suite trains. A success interval "
     "is never narrower than the Wilson interval of the same episodes pooled: the bootstrap "
     "collapses to a point when every episode has the same outcome (20/20 would read [100, 100])."

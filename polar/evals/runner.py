@@ -59,7 +59,7 @@ def run_cell(suite: Suite, cell: Cell, out_dir: Path,
     """Prepare the agent for this cell and play its episodes (the caller persists the result)."""
     start = time.perf_counter()
     key = cell_key(suite, cell)  # before running: what the result was computed from
-    agent = make_agent(suite.agent(cell.agent), suite)
+    agent = make_agent(suite.agent_for(cell), suite)
     entry = agent.harness_entry(suite.harness(cell.harness))  # e.g. the full-observation variant
     try:
         prep = agent.prepare(entry, cell.seed, out_dir / "work" / cell.slug)
@@ -214,16 +214,19 @@ def clear_cells(out_dir: Path) -> None:
             shutil.rmtree(out_dir / sub)
 
 
-def agent_servers(suite: Suite) -> dict[str, ServerSettings]:
-    """The local model engine each planner agent's profile uses (its `server:` block), by agent."""
+def agent_servers(suite: Suite) -> dict[tuple[str, int], ServerSettings]:
+    """The local model engine each planner agent's cells use (its profile's `server:` block,
+    or its seed's model), by agent and seed."""
     from polar.planners.profile import load_planner_profile
 
-    servers: dict[str, ServerSettings] = {}
+    servers: dict[tuple[str, int], ServerSettings] = {}
     for a in suite.agents:
         if a.kind == "planner" and a.planner is not None:
-            server = getattr(load_planner_profile(a.planner, a.overrides), "server", None)
-            if server is not None:
-                servers[a.name] = server
+            for seed in a.seeds or suite.seeds:
+                cfg = a.for_seed(seed)
+                server = getattr(load_planner_profile(cfg.planner, cfg.overrides), "server", None)
+                if server is not None:
+                    servers[a.name, seed] = server
     return servers
 
 
@@ -269,7 +272,8 @@ def _run_on_ray(suite: Suite, todo: list[Cell], out: Path, n_workers: int,
     cwd = os.getcwd()
 
     def submit(c: Cell) -> Any:
-        engine = _engine_resource(servers[c.agent]) if c.agent in servers else None
+        server = servers.get((c.agent, c.seed))
+        engine = _engine_resource(server) if server is not None else None
         task = remote.options(resources={engine: 1.0}) if engine in available else remote
         return task.remote(suite_json, c.model_dump_json(), str(out.resolve()), cwd, os.getpid())
 

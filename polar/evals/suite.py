@@ -210,6 +210,13 @@ class HRLAgentConfig(_Trained):
         return self
 
 
+class SeedModel(StrictModel):
+    """The model one training seed's cells of a planner agent are served (`seed_models`)."""
+
+    model: str = Field(description="A model name (`polar llm models`), name@version or a path.")
+    port: int = Field(ge=1, le=65535, description="Its own server's port: one model per server.")
+
+
 class PlannerAgentConfig(_Agent):
     """A planner profile over the skill library (optionally running policy code in a sandbox)."""
 
@@ -225,6 +232,26 @@ class PlannerAgentConfig(_Agent):
     budget: EpisodeBudget = Field(default_factory=EpisodeBudget)
     # keep each decision's planner context in the records (`polar llm dataset` renders them)
     record_context: bool = False
+    # A planner trained once per training seed: seed -> the model that seed's cells are served,
+    # each on its own server port. A seed not listed uses the profile's model (None: all do).
+    seed_models: dict[int, SeedModel] | None = None
+
+    def for_seed(self, seed: int) -> PlannerAgentConfig:
+        """This agent as one seed's cells run it: the seed's model in its profile overrides."""
+        choice = (self.seed_models or {}).get(seed)
+        if choice is None:
+            return self.model_copy(update={"seed_models": None})
+        from polar.llm.serve import resolve, served_name
+        from polar.planners.profile import load_planner_profile
+
+        server = getattr(load_planner_profile(self.planner, self.overrides or None), "server", None)
+        if server is None:
+            raise ConfigError(f"agent {self.name}: seed_models: planner {self.planner!r} serves no local "
+                              "model (its profile has no server: block)")
+        server = server.model_copy(update={"model": choice.model, "port": choice.port})
+        overrides = {**self.overrides, "server": server.model_dump(mode="json"),
+                     "model": f"openai/{served_name(*resolve(server))}"}
+        return self.model_copy(update={"overrides": overrides, "seed_models": None})
 
     @field_validator("sandbox", mode="before")
     @classmethod
@@ -322,6 +349,9 @@ class Suite(StrictModel):
         for a in self.agents:
             if a.seeds is not None and (not a.seeds or not set(a.seeds) <= set(self.seeds)):
                 raise ValueError(f"agents.{a.name}.seeds: must be a non-empty subset of the suite's seeds")
+            stray = sorted(set(getattr(a, "seed_models", None) or ()) - set(a.seeds or self.seeds))
+            if stray:
+                raise ValueError(f"agents.{a.name}.seed_models: seeds {stray} are not among the agent's seeds")
             unknown = sorted(set(getattr(a, "tasks", None) or ()) - set(labels))
             if unknown:
                 raise ValueError(f"agents.{a.name}.tasks: {unknown} are not harness labels of this suite "
@@ -333,6 +363,11 @@ class Suite(StrictModel):
             if a.name == name:
                 return a
         raise ConfigError(f"suite {self.name}: no agent named {name!r}")
+
+    def agent_for(self, cell: Cell) -> SuiteAgent:
+        """The agent's config as this cell runs it (a planner's model for the cell's seed)."""
+        agent = self.agent(cell.agent)
+        return agent.for_seed(cell.seed) if isinstance(agent, PlannerAgentConfig) else agent
 
     def harness(self, label: str) -> SuiteHarness:
         for h in self.harnesses:
@@ -375,7 +410,7 @@ class Suite(StrictModel):
             "inputs": inputs,
             # an agent's seed subset picks cells and its labels describe them; neither changes
             # what a cell computes
-            "agent": _computing_fields(self.agent(cell.agent)) | {"seeds": None},
+            "agent": _computing_fields(self.agent_for(cell)) | {"seeds": None},
             "harness": self.harness(cell.harness).model_dump(mode="json"),
             "seed": cell.seed,
             "episodes": self.episodes_for(cell.agent),
@@ -387,7 +422,7 @@ class Suite(StrictModel):
 
 # Fields added after cells were committed: left out of a key while unset, so that an agent not
 # using one keeps the key (and the finished cells) it had before the field existed.
-LATER_FIELDS = ("sweep",)
+LATER_FIELDS = ("sweep", "seed_models")
 
 
 def _computing_fields(agent: SuiteAgent) -> dict:

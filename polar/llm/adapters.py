@@ -80,8 +80,11 @@ def adapter_chain(ref: str) -> tuple[str, list[Path], list[dict[str, Any]]]:
     return str(provenances[0]["base"]), adapters, provenances
 
 
-def ship(ref: str, out: Path, *, description: str = "") -> Path:
-    """Write a registered LoRA fine-tune as a shipped model folder; returns the folder."""
+def ship(ref: str, out: Path, *, description: str = "", env_steps: int | None = None,
+         env_steps_source: str = "") -> Path:
+    """Write a registered LoRA fine-tune as a shipped model folder; returns the folder.
+    `env_steps`: what the training data cost in env steps (suites charge it to the model's
+    arm), with `env_steps_source` saying where the figure comes from."""
     base, adapters, provenances = adapter_chain(ref)
     entry = resolve_model(ref)
     gguf_type = provenances[-1].get("config", {}).get("gguf_type", "q8_0")
@@ -95,9 +98,11 @@ def ship(ref: str, out: Path, *, description: str = "") -> Path:
         for f in ADAPTER_FILES:
             shutil.copy2(a / f, tmp / names[-1] / f)
     chain = [{k: v for k, v in p.items() if k not in LOCAL_PATHS} for p in provenances]
+    provenance: dict[str, Any] = {"shipped_from": entry.ref, "chain": chain}
+    if env_steps is not None:
+        provenance |= {"env_steps": env_steps, "env_steps_source": env_steps_source}
     shipped = ShippedModel(name=out.name, base=base, adapters=names, gguf_type=gguf_type,
-                           description=description or entry.description,
-                           provenance={"shipped_from": entry.ref, "chain": chain})
+                           description=description or entry.description, provenance=provenance)
     (tmp / "model.json").write_text(shipped.model_dump_json(indent=1) + "\n")
     shutil.rmtree(out, ignore_errors=True)
     tmp.replace(out)

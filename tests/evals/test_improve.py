@@ -30,6 +30,26 @@ def test_sampling_keeps_log_probs_and_evaluation_turns_them_off(tmp_path: Path) 
     assert greedy["logprobs"] is False and greedy["model"] == "openai/smollm2-135m"
 
 
+def test_each_training_seed_samples_its_own_episodes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A training seed samples episode seeds no other training seed samples, and rounds without
+    evaluation tasks (a suite evaluates the models) evaluate nothing."""
+    import polar.evals.improve as improve_mod
+
+    calls: list[tuple[str, list[int], int]] = []
+
+    def fake_run(cfg, label, model_ref, harnesses, seeds, episodes, eval_seed, temperature, out, **kw):  # noqa: ANN001, ANN003
+        calls.append((label, seeds, eval_seed))
+        (out / "cells").mkdir(parents=True)  # no episode: nothing the harness rewarded
+        (out / "calls.jsonl").touch()
+        return [], {}
+
+    monkeypatch.setattr(improve_mod, "_run", fake_run)
+    for seed in (0, 3):
+        improve_mod.improve(_cfg(eval_tasks=[], rounds=2, seed=seed), tmp_path / f"s{seed}")
+    assert calls == [("sample-1", [1], improve_mod.SAMPLE_SEED), ("sample-2", [2], improve_mod.SAMPLE_SEED),
+                     ("sample-1", [301], improve_mod.SAMPLE_SEED), ("sample-2", [302], improve_mod.SAMPLE_SEED)]
+
+
 def test_a_profile_without_a_server_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="profile symbolic: improve needs an LLM profile with a server block"):
         _planner_overrides(_cfg(profile="symbolic"), "smollm2-135m", 0.0, tmp_path / "c.jsonl", logprobs=False)

@@ -186,7 +186,7 @@ def test_cells_on_one_local_engine_run_one_at_a_time(tmp_path: Path) -> None:
             agents.append({"name": name, "kind": "planner", "planner": str(profile), "budget": {"decisions": 1}})
         suite = {**SUITE, "agents": [*agents, {"name": "random", "kind": "random"}],
                  "harnesses": SUITE["harnesses"][:1], "seeds": [0], "episodes": 3}
-        assert set(agent_servers(load_suite(suite))) == {"a", "b"}
+        assert set(agent_servers(load_suite(suite))) == {("a", 0), ("b", 0)}
         try:
             run_cells(suite, tmp_path / "out", workers=2, progress=False)
         finally:
@@ -211,3 +211,49 @@ def test_cells_sharing_a_training_run_are_submitted_apart() -> None:
         ("rnd", "Empty-5x5", 0), ("rnd", "Empty-5x5", 1), ("rnd", "DoorKey-5x5", 0), ("rnd", "DoorKey-5x5", 1),
         ("multi", "DoorKey-5x5", 0), ("multi", "DoorKey-5x5", 1),
         ("fixed", "Empty-5x5", 1), ("fixed", "DoorKey-5x5", 1)]
+
+
+def test_a_planner_trained_per_seed_plays_each_seed_with_its_own_model(tmp_path: Path) -> None:
+    """`seed_models`: seed 1's cells are served by seed 1's model on its own server, seed 0's by
+    the profile's; seed 0 keeps the cell key it had without the field (its finished cells are
+    reused), seed 1's changes with its model."""
+    import yaml
+
+    from polar.errors import ConfigError
+    from polar.evals.cells import cell_key
+    from polar.evals.runner import agent_servers
+    from polar.evals.suite import Cell
+    from tests.llm.engine import require_model
+    from tests.llm_server import Reply, ScriptedLLMServer
+
+    require_model("smollm2-135m")
+    weights = tmp_path / "planner-seed1.gguf"
+    weights.write_bytes(b"GGUF")  # named by path: what it holds is not read here
+    finish = Reply.decision({"kind": "finish", "success": False})
+    with ScriptedLLMServer(default=finish, model="smollm2-135m") as s0, \
+            ScriptedLLMServer(default=finish, model="planner-seed1") as s1:
+        profile = tmp_path / "p.yaml"
+        profile.write_text(yaml.safe_dump({
+            "backend": "llm", "model": "openai/smollm2-135m", "mode": "skill", "timeout_s": 10,
+            "server": {"model": "smollm2-135m", "port": s0.port, "autostart": False},
+            "retries": {"max_attempts": 1}, "repair_rounds": 0, "structured_output": "none",
+            "cache_dir": None, "record_path": None,
+        }))
+        plain = {"name": "p", "kind": "planner", "planner": str(profile), "budget": {"decisions": 1}}
+        per_seed = {**plain, "seed_models": {1: {"model": str(weights), "port": s1.port}}}
+        base = {**SUITE, "harnesses": SUITE["harnesses"][:1], "seeds": [0, 1], "episodes": 1}
+        suite = load_suite({**base, "agents": [per_seed]})
+        label = suite.harnesses[0].label
+        assert {k: v.port for k, v in agent_servers(suite).items()} == {("p", 0): s0.port, ("p", 1): s1.port}
+        before = load_suite({**base, "agents": [plain]})
+        keys = [(cell_key(before, Cell(agent="p", harness=label, seed=s)),
+                 cell_key(suite, Cell(agent="p", harness=label, seed=s))) for s in (0, 1)]
+        assert keys[0][0] == keys[0][1] and keys[1][0] != keys[1][1]
+        run_cells(suite, tmp_path / "out", progress=False)
+        assert [r.body["model"] for r in s0.requests] == ["smollm2-135m"]
+        assert [r.body["model"] for r in s1.requests] == ["planner-seed1"]
+    with pytest.raises(ConfigError, match="seed_models: seeds \\[7\\] are not among"):
+        load_suite({**base, "agents": [{**per_seed, "seed_models": {7: {"model": "x", "port": 1}}}]})
+    missing = {**per_seed, "seed_models": {1: {"model": "no-such-model", "port": 1}}}
+    with pytest.raises(ConfigError, match=r"agents\.0\.seed_models\.1: unknown model 'no-such-model'"):
+        run_cells({**base, "agents": [missing]}, tmp_path / "out2", progress=False)

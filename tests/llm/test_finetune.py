@@ -166,6 +166,12 @@ def test_a_lora_fine_tune_ships_as_its_adapter_and_merges_back_to_the_same_model
     assert gguf.exists() and weights_path(entry) == gguf  # made once, then reused
     want, got = _gguf_tensors(round1.path), _gguf_tensors(gguf)
     assert sorted(got) == sorted(want) and all(got[k] == want[k] for k in want)
+    # the env steps its training data cost go with it: a suite charges them to the model's arm
+    from polar.evals.planner_agent import model_charges
+
+    assert model_charges("toy-shipped") == {}
+    ship("toy-lora@2", tmp_path / "planners" / "models" / "toy-charged", env_steps=1234, env_steps_source="t")
+    assert list(model_charges("toy-charged").values()) == [1234]
 
     # a full fine-tune has no adapter: it cannot be shipped, and the error says why
     full = finetune(FinetuneConfig(base=str(tiny_base), name="toy-full", method="full", engine="transformers",
