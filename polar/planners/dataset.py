@@ -128,8 +128,9 @@ class Renderer:
     """Renders a recorded planner context with a student profile's templates.
 
     `paraphrases` maps a task string to other phrasings of it; each episode is then rendered
-    with one phrasing (the original included), chosen by its id, so the student learns the
-    goal from more than one wording while held-out phrasings stay unseen."""
+    with one phrasing (the original included), chosen by its env seed and task (by its id when
+    it has no seed), so the student learns the goal from more than one wording while held-out
+    phrasings stay unseen, and the same episodes always give the same dataset."""
 
     def __init__(self, messages: Callable[[PlannerContext], Messages], template: str, template_hash: str,
                  paraphrases: dict[str, list[str]] | None = None) -> None:
@@ -149,7 +150,7 @@ class Renderer:
         planner = LLMPlanner(p)
         return cls(planner.messages, planner.template_name, planner.template_hash, paraphrases)
 
-    def task_for(self, task: str, episode_id: str) -> str:
+    def task_for(self, task: str, key: str) -> str:
         """The task or one of its phrasings, by episode. A key may hold `{name}` slots (e.g.
         "pick up the {color} box"): they match one word and fill the same slots of the phrasings."""
         options = [task]
@@ -157,12 +158,13 @@ class Renderer:
             pattern = "^" + re.sub(r"\\\{(\w+)\\\}", r"(?P<\1>\\w+)", re.escape(key)) + "$"
             if m := re.match(pattern, task):
                 options += [p.format(**m.groupdict()) for p in phrasings]
-        return options[int(hashlib.sha256(episode_id.encode()).hexdigest()[:8], 16) % len(options)]
+        return options[int(hashlib.sha256(key.encode()).hexdigest()[:8], 16) % len(options)]
 
     def render(self, rec: EpisodeRecord, d: DecisionRecord) -> Messages:
         spec = HarnessSpec.model_validate(rec.extra["harness_spec"])
         ctx = PlannerContext.model_validate({**d.context, "spec": spec})  # type: ignore[dict-item]
-        return self.messages(ctx.model_copy(update={"task": self.task_for(ctx.task, rec.episode_id)}))
+        key = rec.episode_id if rec.seed is None else f"{rec.seed}|{rec.task}"
+        return self.messages(ctx.model_copy(update={"task": self.task_for(ctx.task, key)}))
 
 
 def index_calls(paths: Iterable[str | Path]) -> dict[str, CallRecord]:

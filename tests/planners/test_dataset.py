@@ -101,3 +101,23 @@ def test_cli_splits_by_seed_and_reports_stats(tmp_path):
     train, val = set(info.seeds["train"]), set(info.seeds["validation"])
     assert train and val and not train & val and train | val == {0, 1, 2, 3}
     assert sum(info.per_skill.values()) == sum(info.counts.values())
+
+
+def test_the_same_teacher_episodes_always_give_the_same_dataset(tmp_path):
+    """Each episode's phrasing (mission or paraphrase) follows from its env seed and task, not
+    from its random episode id: re-running the teacher renders the same dataset."""
+    from polar.planners.dataset import read_paraphrases
+
+    first = run(load_planner("symbolic"), 0, tmp_path / "t0" / "episode.json", record_context=True)
+    record = json.loads(first.read_text())
+    phrasings = tmp_path / "paraphrases.yaml"
+    phrasings.write_text(json.dumps({TASK: [f"phrasing number {i}" for i in range(20)]}))
+    datasets = []
+    for i, episode_id in enumerate(["a" * 32, "b" * 32, "c" * 32]):  # the teacher run again, other ids
+        copy = tmp_path / f"t{i + 1}" / "episode.json"
+        copy.parent.mkdir()
+        copy.write_text(json.dumps({**record, "episode_id": episode_id}))
+        build_dataset([copy.parent], tmp_path / f"d{i}", student="student", val_fraction=0.0,
+                      paraphrases=read_paraphrases(phrasings))
+        datasets.append([ex.messages for ex in read_split(tmp_path / f"d{i}")])
+    assert datasets[0] and datasets[0] == datasets[1] == datasets[2]
