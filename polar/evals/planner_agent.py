@@ -110,7 +110,8 @@ class PlannerAgent(EvalAgent):
             return Information("privileged", "privileged",
                                f"scripted reference ({backend} planner: privileged, an upper bound)")
         observes = config.observes or "full"
-        return Information(observes, config.decides_from or observes, "LLM planner over the skills")
+        role = "LLM planner over the skills" + (", a trained model per seed" if config.seed_models else "")
+        return Information(observes, config.decides_from or observes, role)
 
     @classmethod
     def inputs_fingerprint(cls, config: PlannerAgentConfig) -> str:  # type: ignore[override]

@@ -220,7 +220,7 @@ def test_a_planner_trained_per_seed_plays_each_seed_with_its_own_model(tmp_path:
     import yaml
 
     from polar.errors import ConfigError
-    from polar.evals.cells import cell_key
+    from polar.evals.cells import agent_information, cell_key
     from polar.evals.runner import agent_servers
     from polar.evals.suite import Cell
     from tests.llm.engine import require_model
@@ -245,6 +245,7 @@ def test_a_planner_trained_per_seed_plays_each_seed_with_its_own_model(tmp_path:
         suite = load_suite({**base, "agents": [per_seed]})
         label = suite.harnesses[0].label
         assert {k: v.port for k, v in agent_servers(suite).items()} == {("p", 0): s0.port, ("p", 1): s1.port}
+        assert agent_information(suite.agent("p")).role.endswith("a trained model per seed")  # the report says so
         before = load_suite({**base, "agents": [plain]})
         keys = [(cell_key(before, Cell(agent="p", harness=label, seed=s)),
                  cell_key(suite, Cell(agent="p", harness=label, seed=s))) for s in (0, 1)]
