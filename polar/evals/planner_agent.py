@@ -143,7 +143,7 @@ class PlannerAgent(EvalAgent):
                               "writes policy code (mode: code); name a sandbox profile")
         over = profile_overrides(cfg, backend) or None
         self.planner = load_planner(cfg.planner, over)
-        planner_profile = load_planner_profile(cfg.planner, over)  # the model it serves (a seed's own)
+        planner_profile = getattr(self.planner, "profile", planner_profile)  # the model it serves (a seed's own)
         root = Path(cfg.skills).expanduser() if cfg.skills else None
         if root is not None and not root.exists():
             raise ConfigError(f"agent {cfg.name}: skills: {root} does not exist")
