@@ -58,11 +58,9 @@ def cell_key(suite: Suite, cell: Cell, cache: dict[str, str] | None = None) -> s
     """Suite.cell_key plus the fingerprints of the files the agent and the harness point to
     (`cache` keeps them per agent and per harness within one pass over a suite)."""
     cache = {} if cache is None else cache
-    agent, harness = f"agent:{cell.agent}", f"harness:{cell.harness}"
-    if getattr(suite.agent(cell.agent), "seed_models", None):  # another model per seed
-        agent += f":{cell.seed}"
+    config = suite.agent_for(cell)  # differs per seed (a model per seed) or harness (a recipe per family)
+    agent, harness = f"agent:{config.model_dump_json()}", f"harness:{cell.harness}"
     if agent not in cache:
-        config = suite.agent_for(cell)
         fingerprint = AGENT_CLASSES[config.kind].inputs_fingerprint(config)
         if getattr(config, "multitask", False):  # one policy over every harness: they all decide each cell
             tasks = json.dumps([h.model_dump(mode="json") for h in suite.trained_on(config)], sort_keys=True)

@@ -158,6 +158,15 @@ class PureRLAgentConfig(_Trained):
     # merged over `overrides` and its env steps are charged to this agent as tuning.
     sweep: SweepConfig | None = None
 
+    def for_harness(self, label: str) -> PureRLAgentConfig:
+        """This agent as one harness's cells run it: `recipes` resolved to the harness's recipe,
+        so that a cell's key holds the recipe it trains with, not the other families' (a
+        retuned family re-runs its own cells only). Multitask training and a family sweep
+        read the other harnesses' recipes, so they keep the whole map."""
+        if not self.recipes or self.multitask or (self.sweep is not None and self.sweep.harness is not None):
+            return self
+        return self.model_copy(update={"recipe": self.recipes.get(label, self.recipe), "recipes": {}})
+
     @model_validator(mode="after")
     def _one_source(self) -> PureRLAgentConfig:
         if (self.train_steps is None) == (self.checkpoint is None):
@@ -365,9 +374,14 @@ class Suite(StrictModel):
         raise ConfigError(f"suite {self.name}: no agent named {name!r}")
 
     def agent_for(self, cell: Cell) -> SuiteAgent:
-        """The agent's config as this cell runs it (a planner's model for the cell's seed)."""
+        """The agent's config as this cell runs it (a planner's model for the cell's seed, a
+        pure RL agent's recipe for the cell's harness)."""
         agent = self.agent(cell.agent)
-        return agent.for_seed(cell.seed) if isinstance(agent, PlannerAgentConfig) else agent
+        if isinstance(agent, PlannerAgentConfig):
+            return agent.for_seed(cell.seed)
+        if isinstance(agent, PureRLAgentConfig):
+            return agent.for_harness(cell.harness)
+        return agent
 
     def harness(self, label: str) -> SuiteHarness:
         for h in self.harnesses:

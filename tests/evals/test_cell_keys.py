@@ -153,3 +153,30 @@ def test_a_planner_cell_is_keyed_on_its_trained_models_weights(tmp_path: Path, m
     (tmp_path / "w2.gguf").write_bytes(b"GGUF")
     ModelRegistry().register("mine", tmp_path / "w2.gguf")  # mine@2: other weights
     assert PlannerAgent.inputs_fingerprint(config) != first
+
+
+def test_retuning_one_family_rekeys_that_familys_cells_only(tmp_path: Path) -> None:
+    from polar.evals.cells import cell_key
+    from polar.evals.suite import load_suite
+
+    recipes = tmp_path / "recipes"
+    recipes.mkdir()
+    base = (ROOT / "skills" / "recipes" / "ppo_doorkey5x5.yaml").read_text()
+    (recipes / "a.yaml").write_text(base)
+    (recipes / "b.yaml").write_text(base.replace("ent_coef: 0.01", "ent_coef: 0.05"))
+    harnesses = [{"id": "minigrid:MiniGrid-Empty-5x5-v0"}, {"id": "minigrid:MiniGrid-DoorKey-5x5-v0"}]
+
+    def keys(**agent: object) -> dict[str, str]:
+        suite = load_suite({"name": "k", "harnesses": harnesses, "seeds": [0, 1], "episodes": 1, "agents": [
+            {"name": "ppo", "kind": "pure_rl", "train_steps": 64, "recipe": str(recipes / "a.yaml"), **agent}]})
+        return {c.slug: cell_key(suite, c) for c in suite.cells()}
+
+    before = keys()
+    assert keys(recipes={"DoorKey-5x5": str(recipes / "a.yaml")}) == before  # the same recipe: same keys
+    tuned = keys(recipes={"DoorKey-5x5": str(recipes / "b.yaml")})
+    changed = sorted(slug for slug in before if tuned[slug] != before[slug])
+    assert changed == ["ppo/DoorKey-5x5/seed-0", "ppo/DoorKey-5x5/seed-1"]
+    # one policy over every harness reads every recipe: a changed one re-keys all its cells
+    multi = keys(multitask=True, recipes={"DoorKey-5x5": str(recipes / "a.yaml")})
+    multi_tuned = keys(multitask=True, recipes={"DoorKey-5x5": str(recipes / "b.yaml")})
+    assert all(multi_tuned[slug] != multi[slug] for slug in multi)
