@@ -18,13 +18,16 @@ can be judged: the rate is "unknown" (n = 0) and the report shows returns only.
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from polar.errors import ConfigError
 from polar.evals.agents import Information
 from polar.evals.cells import CellResult
 from polar.evals.paired import Comparison, compare_agents
@@ -221,6 +224,24 @@ def _charges(cells: list[CellResult]) -> dict[str, int]:
     return charges
 
 
+def sweep_env_steps(file: str, agent: str) -> int:
+    """The env steps of every trial in a sweep's score file (`best.json`)."""
+    try:
+        trials = json.loads(Path(file).expanduser().read_text())["trials"]
+        return sum(int(t["env_steps"]) for t in trials)
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise ConfigError(f"agent {agent}: tuned_by: {file}: not a sweep's score file with each "
+                          f"trial's env_steps ({e})") from e
+
+
+def external_tuning(suite: Suite, agent: str, harness: str | None = None) -> dict[str, int]:
+    """`tune:<file>` charges of the sweeps an agent's `tuned_by` names (those that tuned
+    `harness`, or all of them)."""
+    tuned_by = getattr(suite.agent(agent), "tuned_by", None) or {}
+    return {f"tune:{file}": sweep_env_steps(file, agent) for file, labels in tuned_by.items()
+            if harness is None or harness in labels}
+
+
 def _llm_latency(eps: list[Any]) -> float:
     return float(sum(c.latency_s for e in eps for d in e.decisions for c in d.llm_calls))
 
@@ -230,7 +251,7 @@ def _row(suite: Suite, agent: str, info: Information, harness: str, cells: list[
     groups = _seed_groups(cells)
     succ = [[float(e.success) for e in g if e.success is not None] for g in groups.values()]
     rets = [[e.episode_return for e in g] for g in groups.values()]
-    split = ledger(_charges(cells))
+    split = ledger(_charges(cells) | external_tuning(suite, agent, harness))
     calls, cached = llm_call_counts(eps)
     nb = suite.bootstrap
     return Row(
@@ -269,7 +290,7 @@ def _curve(agent: str, harness: str, cells: list[CellResult], n_boot: int) -> Cu
 
 def _total(suite: Suite, agent: str, info: Information, group: list[CellResult],
            rows: list[Row]) -> AgentTotal:
-    split = ledger(_charges(group))
+    split = ledger(_charges(group) | external_tuning(suite, agent))
     eps = [e for r in group for e in r.episodes]
     calls, cached = llm_call_counts(eps)
     scored = [r for r in rows if r.seed_success]

@@ -81,6 +81,7 @@ def _check_recipe(recipe: str, agent: str, field: str, check: Callable[[str, Cal
 
 def _check_rl_agent(agent: PureRLAgentConfig, field: str, suite: Suite,
                     check: Callable[[str, Callable[[], object]], bool]) -> None:
+    from polar.evals.metrics import sweep_env_steps
     from polar.evals.rl_agent import multitask_config, train_config
     from polar.evals.training import deep_merge
 
@@ -92,6 +93,13 @@ def _check_rl_agent(agent: PureRLAgentConfig, field: str, suite: Suite,
                 f"no harness of the suite is labelled {label!r} (labels: {', '.join(sorted(labels))})"))
             ok = False
         ok = _check_recipe(recipe, agent.name, f"{field}.recipes.{label}", check) and ok
+    for file, tuned in agent.tuned_by.items():
+        unknown = sorted(set(tuned) - labels)
+        if unknown:
+            check(f"{field}.tuned_by.{file}", lambda unknown=unknown: _raise(
+                f"no harness of the suite is labelled {', '.join(map(repr, unknown))} "
+                f"(labels: {', '.join(sorted(labels))})"))
+        check(f"{field}.tuned_by.{file}", lambda file=file: sweep_env_steps(file, agent.name))
     if not ok:
         return
     if agent.checkpoint is not None:

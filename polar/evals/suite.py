@@ -137,7 +137,8 @@ class PureRLAgentConfig(_Trained):
     `observes: full` trains and evaluates on the harness's full-observation variant (MiniGrid:
     the whole grid, `full_grid: true`), `view` (the default) on its own observation."""
 
-    LABELS: ClassVar[tuple[str, ...]] = ("decides_from",)  # `observes` picks the observation
+    # `observes` picks the observation; `tuned_by` only adds to the ledger
+    LABELS: ClassVar[tuple[str, ...]] = ("decides_from", "tuned_by")
 
     kind: Literal["pure_rl"] = "pure_rl"
     algo: Literal["ppo", "sac"] = "ppo"
@@ -157,6 +158,11 @@ class PureRLAgentConfig(_Trained):
     # A hyper-parameter grid trained and scored before the cells train; its best point is
     # merged over `overrides` and its env steps are charged to this agent as tuning.
     sweep: SweepConfig | None = None
+    # Sweeps run outside this suite that chose the recipes' values: a sweep's score file (the
+    # `best.json` a `sweep:` writes, with every trial's env steps) -> the harness labels whose
+    # cells use its result. The ledger charges those trials as tuning, to these harnesses' rows
+    # and once to the agent's total; the cells' results do not depend on it.
+    tuned_by: dict[str, list[str]] = Field(default_factory=dict)
 
     def for_harness(self, label: str) -> PureRLAgentConfig:
         """This agent as one harness's cells run it: `recipes` resolved to the harness's recipe,

@@ -258,3 +258,34 @@ def test_a_planner_trained_per_seed_plays_each_seed_with_its_own_model(tmp_path:
     missing = {**per_seed, "seed_models": {1: {"model": "no-such-model", "port": 1}}}
     with pytest.raises(ConfigError, match=r"agents\.0\.seed_models\.1: unknown model 'no-such-model'"):
         run_cells({**base, "agents": [missing]}, tmp_path / "out2", progress=False)
+
+
+def test_a_sweep_run_elsewhere_is_charged_as_tuning_to_the_harnesses_it_tuned(tmp_path: Path) -> None:
+    """`tuned_by` charges an outside sweep's trials to the rows of the harnesses it tuned and
+    once to the agent's total, without re-keying (re-running) the agent's cells."""
+    import json
+
+    from polar.errors import ConfigError
+    from polar.evals.preflight import check_suite
+
+    sweep = tmp_path / "best.json"
+    sweep.write_text(json.dumps({"best": {}, "trials": [{"trial": 0, "env_steps": 300}, {"trial": 1, "env_steps": 500}]}))
+    ppo = {"name": "ppo", "kind": "pure_rl", "train_steps": 2048, "recipe": "ppo_doorkey5x5", "eval_every": 0}
+    suite = {"name": "tuned", "seeds": [0], "episodes": 1, "agents": [ppo],
+             "harnesses": [{"id": "minigrid:MiniGrid-Empty-5x5-v0", "max_steps": 10},
+                           {"id": "minigrid:MiniGrid-DoorKey-5x5-v0", "max_steps": 10}]}
+    assert len(run_cells(suite, tmp_path / "out", progress=False).ran) == 2
+    tuned = {**suite, "agents": [{**ppo, "tuned_by": {str(sweep): ["DoorKey-5x5"]}}]}
+    summary = run_cells(tuned, tmp_path / "out", progress=False)
+    assert not summary.ran  # the charge is accounting: the finished cells stand
+    res = compute_results(load_suite(tuned), summary.results)
+    tuning = {r.harness: r.ledger.tuning_env_steps for r in res.rows}
+    assert tuning == {"Empty-5x5": 0, "DoorKey-5x5": 800}
+    row = next(r for r in res.rows if r.harness == "DoorKey-5x5")
+    assert row.train_env_steps == row.ledger.task_train_env_steps + 800
+    assert res.totals[0].ledger.tuning_env_steps == 800
+
+    with pytest.raises(ConfigError, match=r"tuned_by.*'KeyCorridor'"):
+        check_suite(load_suite({**suite, "agents": [{**ppo, "tuned_by": {str(sweep): ["KeyCorridor"]}}]}))
+    with pytest.raises(ConfigError, match="not a sweep's score file"):
+        check_suite(load_suite({**suite, "agents": [{**ppo, "tuned_by": {str(tmp_path / "no.json"): ["Empty-5x5"]}}]}))
