@@ -68,7 +68,7 @@ def cell_key(suite: Suite, cell: Cell, cache: dict[str, str] | None = None) -> s
         cache[agent] = fingerprint
     if harness not in cache:
         cache[harness] = harness_fingerprint(suite.harness(cell.harness).id)
-    return suite.cell_key(cell, f"{cache[agent]}|{cache[harness]}")
+    return suite.cell_key(cell, f"{cache[agent]}|{cache[harness]}", config)
 
 
 def load_cell(out_dir: Path, suite: Suite, cell: Cell, key: str | None = None) -> CellResult | None:

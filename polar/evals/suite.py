@@ -423,14 +423,15 @@ class Suite(StrictModel):
             for s in (a.seeds if a.seeds is not None else self.seeds)
         ]
 
-    def cell_key(self, cell: Cell, inputs: str = "") -> str:
+    def cell_key(self, cell: Cell, inputs: str = "", agent: SuiteAgent | None = None) -> str:
         """A hash of everything that decides a cell's result; a changed cell is re-run on resume.
-        `inputs` fingerprints what the config only names (profile, recipe, skill library)."""
+        `inputs` fingerprints what the config only names (profile, recipe, skill library);
+        `agent` is `agent_for(cell)` when the caller has it already."""
         payload = {
             "inputs": inputs,
             # an agent's seed subset picks cells and its labels describe them; neither changes
             # what a cell computes
-            "agent": _computing_fields(self.agent_for(cell)) | {"seeds": None},
+            "agent": _computing_fields(agent or self.agent_for(cell)) | {"seeds": None},
             "harness": self.harness(cell.harness).model_dump(mode="json"),
             "seed": cell.seed,
             "episodes": self.episodes_for(cell.agent),
