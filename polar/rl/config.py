@@ -52,6 +52,10 @@ class PPOConfig(StrictModel):
     # Clip + Adam through torch's fused kernels called directly (identical results, less
     # Python per gradient step); false: clip_grad_norm_ + optimizer.step().
     fused_adam: bool = True
+    # The loss's gradient written out by hand where the policy allows (an MLP actor-critic
+    # over vector observations: polar/rl/ppo_grad.py; the same maths in fewer tensor ops);
+    # false: autograd.
+    analytic_grad: bool = True
 
 
 class HERConfig(StrictModel):

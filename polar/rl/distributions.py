@@ -39,11 +39,6 @@ def gaussian_entropy(log_std: torch.Tensor) -> torch.Tensor:
     return (log_std + 0.5 * (1 + math.log(2 * math.pi))).sum(-1)
 
 
-def categorical_log_prob(logits: torch.Tensor, actions: torch.Tensor) -> torch.Tensor:
-    logp = torch.log_softmax(logits, -1)
-    return logp.gather(-1, actions.long().unsqueeze(-1)).squeeze(-1)
-
-
 def categorical_entropy(logits: torch.Tensor) -> torch.Tensor:
     logp = torch.log_softmax(logits, -1)
     return -(logp.exp() * logp).sum(-1)
@@ -55,9 +50,10 @@ def categorical_logp_entropy(logits: torch.Tensor, actions: torch.Tensor) -> tup
     return logp.gather(-1, actions.long().unsqueeze(-1)).squeeze(-1), -(logp.exp() * logp).sum(-1)
 
 
-def categorical_sample(logits: torch.Tensor, deterministic: bool = False) -> torch.Tensor:
-    if deterministic:
-        return logits.argmax(-1)
-    # Gumbel-max: one fused op, cheaper than torch.distributions.Categorical per step.
-    u = torch.rand_like(logits).clamp_(1e-12, 1.0)
-    return (logits - torch.log(-torch.log(u))).argmax(-1)
+def categorical_sample(logits: torch.Tensor, deterministic: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+    """(action, its log-prob) of a categorical over `logits` [..., A]; deterministic: the
+    argmax. Gumbel-max (the argmax after subtracting the log of Exp(1) noise) takes fewer ops
+    per rollout step than torch.distributions.Categorical, and one log-softmax serves both."""
+    logp = torch.log_softmax(logits, -1)
+    a = logits.argmax(-1) if deterministic else (logp - torch.empty_like(logp).exponential_().log_()).argmax(-1)
+    return a, logp.gather(-1, a.unsqueeze(-1)).squeeze(-1)

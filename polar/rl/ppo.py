@@ -2,10 +2,12 @@
 optionally clipped value loss, per-minibatch advantage normalisation, global grad-norm
 clipping, Adam (eps 1e-5).
 
-`PPO.update` is the algorithm as the paper writes it. The one fast path is `FusedAdam`
-(polar/rl/optim.py): the same gradient clipping and Adam step as `clip_grad_norm_` +
-`optimizer.step()`, calling torch's fused kernels directly (less Python per gradient step).
-`PPOConfig.fused_adam: false` takes the plain path; a test checks both give identical weights.
+`PPO.update` with `ppo_loss` and autograd is the algorithm as the paper writes it. Two fast
+paths, each with that plain fallback and a test that both agree:
+- `PPOGrad` (polar/rl/ppo_grad.py, `PPOConfig.analytic_grad`): the loss's gradient written
+  out by hand for an MLP actor-critic over vector observations;
+- `FusedAdam` (polar/rl/optim.py, `PPOConfig.fused_adam`): the same gradient clipping and Adam
+  step as `clip_grad_norm_` + `optimizer.step()`, calling torch's fused kernels directly.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from polar.rl.batches import PPOSamples, RolloutBatch
 from polar.rl.config import PPOConfig
 from polar.rl.gae import compute_gae
 from polar.rl.optim import FusedAdam
+from polar.rl.ppo_grad import PPOGrad, supported
 from polar.rl.ppo_policy import PPOPolicy
 
 
@@ -29,6 +32,7 @@ class PPO:
         self.params = list(policy.parameters())
         self.optimizer = torch.optim.Adam(self.params, lr=cfg.learning_rate, eps=1e-5, fused=True)
         self._fast = FusedAdam(self.optimizer, self.params) if cfg.fused_adam else None
+        self._grad = PPOGrad(policy, cfg) if cfg.analytic_grad and supported(policy) else None
 
     def set_lr(self, lr: float) -> None:
         for g in self.optimizer.param_groups:
@@ -58,30 +62,35 @@ class PPO:
         norm_adv = cfg.norm_adv and mb_size > 1
         if norm_adv and mb_size >= data.size:  # one minibatch, the same every epoch: normalise once
             data, norm_adv = data._replace(advantages=normalized(data.advantages)), False
-        # Per-step statistics stay tensors (no sync per gradient step), reduced per epoch.
-        stats: dict[str, list[torch.Tensor]] = {k: [] for k in ("pg_loss", "v_loss", "entropy", "approx_kl", "clipfrac")}
+        # Per-step statistics stay tensors (no sync per gradient step), reduced at the end.
+        stats: dict[str, list[torch.Tensor]] = {k: [] for k in ("pg_loss", "v_loss", "entropy")}
+        log_ratios: list[torch.Tensor] = []  # [minibatch] per gradient step
         first_ratio_dev = None
         for _epoch in range(cfg.update_epochs):
-            log_ratios = []
+            epoch_start = len(log_ratios)
             for mb in minibatches(data, mb_size):
-                logp, entropy, value = policy.evaluate_actions(mb.obs, mb.actions)
                 adv = normalized(mb.advantages) if norm_adv else mb.advantages
-                loss, pg_loss, v_loss, entropy, log_ratio, ratio = ppo_loss(
-                    cfg, logp, entropy, value, mb.logp, mb.values, adv, mb.returns, torch.mean)
-                self._step(loss)
-                if first_ratio_dev is None:  # exactly 0 unless the stored log-probs are wrong
+                if self._grad is not None:  # sets the gradients itself
+                    pg_loss, v_loss, entropy, log_ratio, ratio = self._grad(
+                        policy.actor_enc(mb.obs), mb.actions, mb.logp, mb.values, adv, mb.returns)
+                    self._step(None)
+                else:
+                    logp, entropy, value = policy.evaluate_actions(mb.obs, mb.actions)
+                    loss, pg_loss, v_loss, entropy, log_ratio, ratio = ppo_loss(
+                        cfg, logp, entropy, value, mb.logp, mb.values, adv, mb.returns, torch.mean)
+                    self._step(loss)
+                if first_ratio_dev is None:  # 0 to float rounding unless the stored log-probs are wrong
                     first_ratio_dev = float((ratio.detach() - 1).abs().max())
                 log_ratios.append(log_ratio.detach())
                 stats["pg_loss"].append(pg_loss.detach())
                 stats["v_loss"].append(v_loss.detach())
                 stats["entropy"].append(entropy.detach())
-            with torch.no_grad():
-                lr_ = torch.stack(log_ratios)  # [steps, minibatch]
-                kl = ((lr_.exp() - 1) - lr_).mean(1)  # Schulman's k3 estimator of KL(old || new)
-                stats["approx_kl"].append(kl)
-                stats["clipfrac"].append(((lr_.exp() - 1).abs() > cfg.clip_coef).float().mean(1))
-            if cfg.target_kl is not None and float(kl.mean()) > cfg.target_kl:
+            if cfg.target_kl is not None and float(approx_kl(torch.stack(log_ratios[epoch_start:])).mean()) > cfg.target_kl:
                 break
+        with torch.no_grad():
+            lr_ = torch.stack(log_ratios)  # [steps, minibatch]
+            stats["approx_kl"] = [approx_kl(lr_)]
+            stats["clipfrac"] = [((lr_.exp() - 1).abs() > cfg.clip_coef).float().mean(1)]
         return self._summary(batch, stats, data.returns, data.values, first_ratio_dev, data.size)
 
     def _summary(self, batch: RolloutBatch, stats: dict[str, list[torch.Tensor]], returns: torch.Tensor,
@@ -100,11 +109,12 @@ class PPO:
         out["transitions"] = float(size)
         return out
 
-    def _step(self, loss: torch.Tensor) -> None:
-        """Backward, global grad-norm clipping, Adam."""
-        for p in self.params:
-            p.grad = None
-        loss.backward()
+    def _step(self, loss: torch.Tensor | None) -> None:
+        """Backward (unless the gradients were set: `loss` None), global grad-norm clipping, Adam."""
+        if loss is not None:
+            for p in self.params:
+                p.grad = None
+            loss.backward()
         if self._fast is not None:
             self._fast.step(clip_grad_norm=self.cfg.max_grad_norm)
         else:
@@ -131,6 +141,11 @@ def ppo_loss(cfg: PPOConfig, logp: torch.Tensor, entropy: torch.Tensor, value: t
     if cfg.ent_coef:
         loss = loss - cfg.ent_coef * entropy
     return loss, pg_loss, v_loss, entropy, log_ratio, ratio
+
+
+def approx_kl(log_ratios: torch.Tensor) -> torch.Tensor:
+    """Schulman's k3 estimator of KL(old || new) per gradient step, from log-ratios [steps, minibatch]."""
+    return ((log_ratios.exp() - 1) - log_ratios).mean(1)
 
 
 def normalized(adv: torch.Tensor) -> torch.Tensor:

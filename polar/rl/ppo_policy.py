@@ -19,7 +19,6 @@ import torch
 from torch.nn import functional as F
 
 from polar.rl.distributions import (
-    categorical_log_prob,
     categorical_logp_entropy,
     categorical_sample,
     gaussian_entropy,
@@ -84,8 +83,7 @@ class PPOPolicy(Policy):
         """(action, its log-prob). A continuous action is the *unclipped* Gaussian sample: its
         log-prob is the one stored; clipping happens at the env (`env_action`)."""
         if self.discrete:
-            a = categorical_sample(head, deterministic)
-            return a, categorical_log_prob(head, a)
+            return categorical_sample(head, deterministic)
         log_std = self.log_std.expand_as(head)
         a = head if deterministic else head + log_std.exp() * torch.randn_like(head)
         return a, gaussian_log_prob(a, head, log_std)

@@ -19,6 +19,7 @@ from gymnasium.vector import AutoresetMode
 
 from polar.rl.batches import EpisodeStats, RolloutBatch, Transitions
 from polar.rl.observations import canonical_obs, obs_leaves
+from polar.rl.ppo_numpy import NumpyStep
 from polar.rl.ppo_policy import PPOPolicy
 from polar.rl.sac_policy import SACPolicy
 
@@ -133,6 +134,7 @@ def collect_ppo(policy: PPOPolicy, collector: Collector, num_steps: int) -> Roll
     if recurrent and collector.memory is None:
         collector.memory = policy.initial_memory(n)
     memory0 = collector.memory
+    policy_step = NumpyStep(policy) if NumpyStep.supported(policy) else policy.step
     with torch.inference_mode():
         for t in range(T):
             obs = collector.current_obs()
@@ -143,7 +145,7 @@ def collect_ppo(policy: PPOPolicy, collector: Collector, num_steps: int) -> Roll
                 action, lp, value, collector.memory = policy.step_recurrent(
                     policy.prepare(obs), collector.memory, torch.from_numpy(collector.starts))
             else:
-                action, lp, value = policy.step(policy.prepare(obs))
+                action, lp, value = policy_step(policy.prepare(obs))
             step = collector.step(policy.env_action(action))
             a = action.numpy()
             if act_buf is None:

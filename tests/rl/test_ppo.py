@@ -98,3 +98,15 @@ def test_integer_vector_observations_are_read_the_same_in_rollout_and_update(nor
     ppo, col = PPO(policy, PPOConfig(num_minibatches=2, update_epochs=2)), Collector(env, seed=0)
     for _ in range(2):
         assert ppo.update(collect_ppo(policy, col, 32))["first_ratio_dev"] < 1e-6
+
+
+@pytest.mark.parametrize("target_kl,epochs_run", [(None, 4), (1e-12, 1)])
+def test_target_kl_stops_the_update_after_the_epoch_that_passes_it(target_kl, epochs_run):
+    env = SyncVectorEnv([lambda: gym.make("CartPole-v1")] * 4, autoreset_mode=AutoresetMode.SAME_STEP)
+    torch.manual_seed(0)
+    policy = make_policy("ppo", env.single_observation_space, env.single_action_space, NetworkConfig(hidden=[16]))
+    ppo = PPO(policy, PPOConfig(num_minibatches=2, update_epochs=4, target_kl=target_kl))
+    metrics = ppo.update(collect_ppo(policy, Collector(env, seed=0), 32))
+    steps = {float(s["step"]) for s in ppo.optimizer.state.values()}
+    assert steps == {2.0 * epochs_run}  # gradient steps: 2 minibatches per epoch run
+    assert metrics["approx_kl"] > 0
