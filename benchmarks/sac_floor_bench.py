@@ -8,8 +8,12 @@ Trains Polar's SAC on Pendulum-v1 (rl_vs_sb3.py's hyper-parameters, one torch th
 - **matmuls only**: every matrix product one update launches (mm, addmm, bmm, baddbmm, with
   the shapes torch's profiler records for one update), replayed on random tensors of the
   same shapes: the time the update cannot go below without changing its arithmetic;
+- **matmuls + ReLUs + Adam**: those products, every ReLU forward and backward at its
+  recorded shape, and the update's three fused Adam steps on the trained weights: what any
+  rewrite of the update in eager fp32 (a written-out gradient, batched networks) still runs;
 - **compiled**: the critic and actor losses through `torch.compile` (inductor, CPU), their
-  backward and the same Adam steps; the compile time is reported on its own.
+  backward and the same Adam steps; the compile time (cold: an empty inductor cache) is
+  reported on its own.
 Prints ms per update and writes benchmarks/results/sac_floor_bench.json. The issue's goal
 (SAC at 0.5x SB3's wall time) compares with SB3's update in rl_vs_sb3.py's per-phase profile.
 """
@@ -17,6 +21,7 @@ Prints ms per update and writes benchmarks/results/sac_floor_bench.json. The iss
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import tempfile
@@ -33,23 +38,38 @@ from rl_vs_sb3 import polar_config  # noqa: E402
 from polar.rl.trainer import Trainer  # noqa: E402
 
 MATMULS = ("aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm")
+RELUS = ("aten::relu", "aten::threshold_backward")
+OPS = {"aten::mm": torch.mm, "aten::bmm": torch.bmm, "aten::addmm": torch.addmm, "aten::baddbmm": torch.baddbmm,
+       "aten::relu": torch.relu, "aten::threshold_backward": lambda g, x: torch.ops.aten.threshold_backward(g, x, 0)}
 
 
-def matmul_shapes(update: Callable[[], None]) -> list[tuple[str, list[list[int]]]]:
-    """The (op, input shapes) of every matrix product one call of `update` launches."""
+def op_shapes(update: Callable[[], None], names: tuple[str, ...]) -> list[tuple[str, list[list[int]]]]:
+    """The (op, tensor input shapes) of every call of the ops `names` one `update` launches."""
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], record_shapes=True) as prof:
         update()
-    return [(e.name, [list(s) for s in e.input_shapes if s]) for e in prof.events() if e.name in MATMULS]
+    return [(e.name, [list(s) for s in e.input_shapes if s]) for e in prof.events() if e.name in names]
 
 
-def replay(shapes: list[tuple[str, list[list[int]]]]) -> Callable[[], None]:
-    """One call runs the same products on random tensors of the recorded shapes."""
-    ops = {"aten::mm": torch.mm, "aten::bmm": torch.bmm, "aten::addmm": torch.addmm, "aten::baddbmm": torch.baddbmm}
-    calls = [(ops[name], [torch.randn(s) for s in dims]) for name, dims in shapes]
+def replay(shapes: list[tuple[str, list[list[int]]]], then: Callable[[], None] | None = None) -> Callable[[], None]:
+    """One call runs the same ops on random tensors of the recorded shapes (then `then`)."""
+    calls = [(OPS[name], [torch.randn(s) for s in dims]) for name, dims in shapes]
 
     def run() -> None:
         for fn, args in calls:
             fn(*args)
+        if then is not None:
+            then()
+    return run
+
+
+def adam_steps(trainer: Trainer) -> Callable[[], None]:
+    """The update's three Adam steps (critics, actor, temperature) on the gradients its last
+    call left: the fused kernels, as `SAC._minimize` runs them."""
+    steps = [s for s in trainer.sac._steps.values() if s is not None]
+
+    def run() -> None:
+        for s in steps:
+            s.step()
     return run
 
 
@@ -99,9 +119,12 @@ def ms_per_call(fn: Callable[[], None], n: int) -> float:
 def figures(d: dict) -> list[Figure]:
     eager, mm, comp = (statistics.median(d[k]) for k in ("eager_ms", "matmul_ms", "compiled_ms"))
     label = "SAC Pendulum update (256 x 2x256 MLPs)"
+    floor = statistics.median(d["floor_ms"])
     return [Figure(f"{label}, eager", round(eager, 2), "ms"),
             Figure(f"{label}, its matrix products alone / eager", round(mm / eager, 3), "x"),
             Figure(f"{label}, its matrix products alone", round(mm, 2), "ms"),
+            Figure(f"{label}, its matrix products, ReLUs and Adam steps alone / eager", round(floor / eager, 3), "x"),
+            Figure(f"{label}, its matrix products, ReLUs and Adam steps alone", round(floor, 2), "ms"),
             Figure(f"{label}, torch.compile / eager", round(comp / eager, 3), "x"),
             Figure(f"{label}, torch.compile's compile time", round(d["compile_s"], 1), "s")]
 
@@ -118,19 +141,23 @@ def main(argv: list[str] | None = None) -> int:
         trainer.run()
     eager = lambda: trainer.sac.update(trainer.replay.sample(256))  # noqa: E731
     eager()
-    shapes = matmul_shapes(eager)
+    shapes = op_shapes(eager, MATMULS)
     matmuls = replay(shapes)
-    t0 = time.perf_counter()
-    compiled = compiled_update(trainer)
-    for _ in range(3):  # compiles the forward and backward graphs (and the frozen-critic variant)
-        compiled()
-    compile_s = time.perf_counter() - t0
-    out: dict[str, list[float]] = {"eager_ms": [], "matmul_ms": [], "compiled_ms": []}
+    floor = replay(shapes + op_shapes(eager, RELUS), then=adam_steps(trainer))
+    with tempfile.TemporaryDirectory() as cache:  # a cold compile: no graphs cached by an earlier run
+        os.environ["TORCHINDUCTOR_CACHE_DIR"] = cache
+        t0 = time.perf_counter()
+        compiled = compiled_update(trainer)
+        for _ in range(3):  # compiles the forward and backward graphs (and the frozen-critic variant)
+            compiled()
+        compile_s = time.perf_counter() - t0
+    out: dict[str, list[float]] = {"eager_ms": [], "matmul_ms": [], "floor_ms": [], "compiled_ms": []}
     for r in range(args.rounds):
-        for key, fn in (("eager_ms", eager), ("matmul_ms", matmuls), ("compiled_ms", compiled)):
+        for key, fn in (("eager_ms", eager), ("matmul_ms", matmuls), ("floor_ms", floor), ("compiled_ms", compiled)):
             out[key].append(ms_per_call(fn, args.updates))
         print(f"round {r}: eager {out['eager_ms'][-1]:.2f} ms, matrix products alone "
-              f"{out['matmul_ms'][-1]:.2f} ms, compiled {out['compiled_ms'][-1]:.2f} ms per update", flush=True)
+              f"{out['matmul_ms'][-1]:.2f} ms, + ReLUs and Adam {out['floor_ms'][-1]:.2f} ms, compiled "
+              f"{out['compiled_ms'][-1]:.2f} ms per update", flush=True)
     details = {"train_steps": args.train_steps, "updates": args.updates, "matmul_calls": len(shapes),
                "compile_s": compile_s, **out}
     figs = figures(details)
