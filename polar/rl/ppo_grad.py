@@ -61,11 +61,11 @@ class PPOGrad:
         """PPO's loss of one minibatch (`ppo.ppo_loss` with a plain mean) from the encoded
         observations (`policy.actor_enc`: parameter-free); sets `.grad` of every parameter."""
         cfg, policy, relu = self.cfg, self.policy, self.relu
-        # Forward, keeping every layer's input: [members, B, features] each.
+        # Forward, keeping each layer's input and output: [members, B, features] each.
         hs = [features.expand(self.members, -1, -1)]
         for weight, bias in self.layers:
-            z = torch.baddbmm(bias, hs[-1], weight)
-            hs.append(torch.relu(z) if relu else tanh(z))
+            pre = torch.baddbmm(bias, hs[-1], weight)
+            hs.append(torch.relu(pre) if relu else tanh(pre))
         ha, hc = hs[-1].unbind(0)
         (wa, ba), (wc, bc) = (self.head.weight, self.head.bias), (self.critic.weight, self.critic.bias)
         out = F.linear(ha, wa, ba)
