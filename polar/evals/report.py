@@ -127,6 +127,17 @@ def aggregate_rows(results: Results) -> list[list[str]]:
              str(t.aggregate_iqm.n)] for t in totals if t.aggregate_iqm.n]
 
 
+def one_seed_note(results: Results) -> str:
+    """A sentence for the aggregate and comparison tables when some agent has one seed per
+    task: their intervals redraw seeds within a task, so one seed gives them zero width."""
+    single = sorted(t.agent for t in results.totals if t.aggregate_iqm.n and t.aggregate_iqm.n == len(t.tasks))
+    if not single:
+        return ""
+    return (f"{', '.join(single)}: one seed per task, so the intervals below that redraw seeds have "
+            "zero width (no seed-to-seed spread to redraw, not certainty); the per-harness table's "
+            "intervals over episodes are the ones to read.")
+
+
 POI_HEADER = ["A", "B", "information", "tasks", "P(A > B) [95% CI]"]
 
 
@@ -238,7 +249,10 @@ def markdown(results: Results, plots: list[str]) -> str:
         parts += ["## Aggregate across tasks", "",
                   "IQM of the per-seed success rates over every (seed, task), with a stratified "
                   "bootstrap interval (seeds redrawn within each task). Grouped by information: "
-                  "compare agents within a group.", "", _md_table(AGGREGATE_HEADER, agg), ""]
+                  "compare agents within a group.", ""]
+        if note := one_seed_note(results):
+            parts += [f"**{note}**", ""]
+        parts += [_md_table(AGGREGATE_HEADER, agg), ""]
     if results.comparisons:
         parts += ["## Comparisons", "",
                   "Probability of improvement: the chance that a random seed of A has a higher "
@@ -388,8 +402,10 @@ def html_report(results: Results, plots: dict[str, bytes]) -> str:
         "<h2>Cost ledger per agent</h2>", _html_table(TOTALS_HEADER, totals_rows(results)),
     ]
     if agg := aggregate_rows(results):
+        note = one_seed_note(results)
         parts += ["<h2>Aggregate across tasks</h2><p class='note'>IQM of per-seed success rates over "
-                  "(seed, task), stratified bootstrap over seeds within tasks; grouped by information.</p>",
+                  "(seed, task), stratified bootstrap over seeds within tasks; grouped by information."
+                  f"{' <b>' + html.escape(note) + '</b>' if note else ''}</p>",
                   _html_table(AGGREGATE_HEADER, agg)]
     if results.comparisons:
         parts += ["<h2>Probability of improvement</h2>", _html_table(POI_HEADER, poi_rows(results)),

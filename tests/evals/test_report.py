@@ -53,12 +53,24 @@ def test_report_files(report: tuple[Path, dict[str, Path]]) -> None:
     assert row.success_pooled.hi == pytest.approx(0.3244, abs=1e-3) and row.observes == "none"
     assert row.seed_success == {0: 0.0, 1: 0.0} and row.ledger.total == 0
     assert "step-limit 8" in md and "**observes**" in md and "## Cost ledger per agent" in md
+    assert "one seed per task" not in md  # two seeds: the seed intervals mean something
     # identical agents: P(A > B) = 1/2 exactly and no discordant pair
     [cmp] = again.comparisons
     assert (cmp.a, cmp.b, cmp.same_information) == ("random", "random2", True)
     assert cmp.probability_of_improvement is not None and cmp.probability_of_improvement.value == 0.5
     assert all(p.a_only == p.b_only == 0 and p.p_value == 1.0 and p.pairs == 8 for p in cmp.paired)
     assert "[seed 0](episodes/random/DoorKey-5x5/seed-0.html)" in md
+
+
+def test_one_seed_per_task_says_why_the_seed_intervals_have_zero_width(tmp_path: Path) -> None:
+    suite = {**SUITE, "name": "one-seed", "seeds": 1, "harnesses": SUITE["harnesses"][:1]}
+    paths = render_report(run_suite(suite, tmp_path, progress=False), tmp_path)
+    md, page = paths["markdown"].read_text(), paths["html"].read_text()
+    assert "**random, random2: one seed per task, so the intervals below that redraw seeds have zero width" in md
+    assert "random, random2: one seed per task" in page
+    aggregate = md.split("## Aggregate across tasks")[1]
+    iqm = re.search(r"\| random \| 1 \| (\d+)% \[(\d+), (\d+)\] \|", aggregate)
+    assert iqm is not None and iqm.group(1) == iqm.group(2) == iqm.group(3)  # the zero width it explains
 
 
 def test_episode_pages(report: tuple[Path, dict[str, Path]]) -> None:
