@@ -75,7 +75,8 @@ def polar_config(task: str, seed: int, steps: int, plain: bool = False) -> Any:
                        network=dict(hidden=[256, 256], activation="relu"),
                        sac=dict(num_envs=1, learning_starts=100, batch_size=256, policy_lr=1e-3,
                                 q_lr=1e-3, alpha=1.0, autotune=True, tau=0.005, gamma=0.99,
-                                policy_frequency=1, buffer_size=1_000_000, fused_adam=not plain))
+                                policy_frequency=1, buffer_size=1_000_000, fused_adam=not plain,
+                                analytic_grad=not plain))
 
 
 def run_polar(task: str, seed: int, plain: bool = False, phases: int = 0) -> tuple[float, float, dict[str, float]]:

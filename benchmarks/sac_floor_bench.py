@@ -4,7 +4,9 @@
 
 Trains Polar's SAC on Pendulum-v1 (rl_vs_sb3.py's hyper-parameters, one torch thread) for
 `--train-steps` env steps, then, from that state, round by round:
-- **eager**: `SAC.update` as training runs it, ms per update;
+- **eager**: `SAC.update` as training runs it (the gradients written out, polar/rl/sac_grad.py),
+  ms per update;
+- **autograd**: the same update through autograd (`sac.analytic_grad: false`);
 - **matmuls only**: every matrix product one update launches (mm, addmm, bmm, baddbmm, with
   the shapes torch's profiler records for one update), replayed on random tensors of the
   same shapes: the time the update cannot go below without changing its arithmetic;
@@ -38,9 +40,13 @@ from rl_vs_sb3 import polar_config  # noqa: E402
 from polar.rl.trainer import Trainer  # noqa: E402
 
 MATMULS = ("aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm")
-RELUS = ("aten::relu", "aten::threshold_backward")
-OPS = {"aten::mm": torch.mm, "aten::bmm": torch.bmm, "aten::addmm": torch.addmm, "aten::baddbmm": torch.baddbmm,
-       "aten::relu": torch.relu, "aten::threshold_backward": lambda g, x: torch.ops.aten.threshold_backward(g, x, 0)}
+RELUS = ("aten::relu", "aten::relu_", "aten::threshold_backward")
+# each op on its tensor inputs, less an `out=` tensor the profiler records as one more input
+OPS = {"aten::mm": lambda a, b, *out: torch.mm(a, b), "aten::bmm": lambda a, b, *out: torch.bmm(a, b),
+       "aten::addmm": lambda c, a, b, *out: torch.addmm(c, a, b),
+       "aten::baddbmm": lambda c, a, b, *out: torch.baddbmm(c, a, b),
+       "aten::relu": torch.relu, "aten::relu_": torch.relu_,
+       "aten::threshold_backward": lambda g, x, *out: torch.ops.aten.threshold_backward(g, x, 0)}
 
 
 def op_shapes(update: Callable[[], None], names: tuple[str, ...]) -> list[tuple[str, list[list[int]]]]:
@@ -119,8 +125,10 @@ def ms_per_call(fn: Callable[[], None], n: int) -> float:
 def figures(d: dict) -> list[Figure]:
     eager, mm, comp = (statistics.median(d[k]) for k in ("eager_ms", "matmul_ms", "compiled_ms"))
     label = "SAC Pendulum update (256 x 2x256 MLPs)"
-    floor = statistics.median(d["floor_ms"])
+    floor, autograd = statistics.median(d["floor_ms"]), statistics.median(d["autograd_ms"])
     return [Figure(f"{label}, eager", round(eager, 2), "ms"),
+            Figure(f"{label}, autograd", round(autograd, 2), "ms"),
+            Figure(f"{label}, written-out gradients / autograd", round(eager / autograd, 3), "x"),
             Figure(f"{label}, its matrix products alone / eager", round(mm / eager, 3), "x"),
             Figure(f"{label}, its matrix products alone", round(mm, 2), "ms"),
             Figure(f"{label}, its matrix products, ReLUs and Adam steps alone / eager", round(floor / eager, 3), "x"),
@@ -139,7 +147,16 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as d:
         trainer = Trainer(polar_config("sac_pendulum", 0, args.train_steps), d)
         trainer.run()
-    eager = lambda: trainer.sac.update(trainer.replay.sample(256))  # noqa: E731
+    sac, fast = trainer.sac, trainer.sac._grad
+    assert fast is not None, "the bench's policy takes the written-out gradients"
+
+    def eager() -> None:
+        sac._grad = fast
+        sac.update(trainer.replay.sample(256))
+
+    def autograd() -> None:
+        sac._grad = None
+        sac.update(trainer.replay.sample(256))
     eager()
     shapes = op_shapes(eager, MATMULS)
     matmuls = replay(shapes)
@@ -151,11 +168,13 @@ def main(argv: list[str] | None = None) -> int:
         for _ in range(3):  # compiles the forward and backward graphs (and the frozen-critic variant)
             compiled()
         compile_s = time.perf_counter() - t0
-    out: dict[str, list[float]] = {"eager_ms": [], "matmul_ms": [], "floor_ms": [], "compiled_ms": []}
+    out: dict[str, list[float]] = {"eager_ms": [], "autograd_ms": [], "matmul_ms": [], "floor_ms": [],
+                                   "compiled_ms": []}
     for r in range(args.rounds):
-        for key, fn in (("eager_ms", eager), ("matmul_ms", matmuls), ("floor_ms", floor), ("compiled_ms", compiled)):
+        for key, fn in (("eager_ms", eager), ("autograd_ms", autograd), ("matmul_ms", matmuls), ("floor_ms", floor),
+                        ("compiled_ms", compiled)):
             out[key].append(ms_per_call(fn, args.updates))
-        print(f"round {r}: eager {out['eager_ms'][-1]:.2f} ms, matrix products alone "
+        print(f"round {r}: eager {out['eager_ms'][-1]:.2f} ms, autograd {out['autograd_ms'][-1]:.2f} ms, matrix products alone "
               f"{out['matmul_ms'][-1]:.2f} ms, + ReLUs and Adam {out['floor_ms'][-1]:.2f} ms, compiled "
               f"{out['compiled_ms'][-1]:.2f} ms per update", flush=True)
     details = {"train_steps": args.train_steps, "updates": args.updates, "matmul_calls": len(shapes),

@@ -88,6 +88,9 @@ class SACConfig(StrictModel):
     gradient_steps: int = Field(1, ge=1)  # per env step (per vector step)
     worker_steps: int = Field(16, ge=1)  # vector steps per Ray worker call
     fused_adam: bool = True  # Adam through torch's fused kernel called directly (identical results)
+    # The gradients written out by hand where the policy allows (vector observations:
+    # polar/rl/sac_grad.py; the same maths without autograd's graph); false: autograd always
+    analytic_grad: bool = True
     save_buffer: bool = True  # the replay buffer goes into checkpoints (exact resume, bigger files)
     buffer_float: Literal["float32", "float16"] = "float32"  # storage of float observations and actions
     her: HERConfig | None = None

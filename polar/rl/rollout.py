@@ -21,6 +21,7 @@ from polar.rl.batches import EpisodeStats, RolloutBatch, Transitions
 from polar.rl.observations import canonical_obs, obs_leaves
 from polar.rl.ppo_numpy import NumpyStep
 from polar.rl.ppo_policy import PPOPolicy
+from polar.rl.sac_numpy import rollout_actions
 from polar.rl.sac_policy import SACPolicy
 
 
@@ -189,7 +190,7 @@ def collect_sac(policy: SACPolicy, collector: Collector, num_steps: int,
             if rng is not None:
                 a = torch.from_numpy(rng.uniform(-1, 1, (n, policy.act_dim)).astype(np.float32))
             else:
-                a, _ = policy.sample(policy.prepare(obs))
+                a = rollout_actions(policy, policy.prepare(obs))
             step = collector.step(policy.env_action(a))
             for k in obs_buf:
                 obs_buf[k][t] = obs[k]

@@ -9,6 +9,10 @@ tanh-squashed Gaussian actor. One update:
 4. Polyak averaging of the targets (tau per gradient step).
 Alpha is detached in both losses. Both critics (and both targets) are one ensemble: each
 layer is one batched matmul for the two.
+
+Where the policy allows (vector observations), the gradients are written out by hand
+(`SACGrad`, polar/rl/sac_grad.py; `SACConfig.analytic_grad`): the same maths without
+autograd's graph. Every other policy takes autograd.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ import torch
 from polar.rl.batches import ReplaySample
 from polar.rl.config import SACConfig
 from polar.rl.optim import FusedAdam
+from polar.rl.sac_grad import SACGrad, supported
 from polar.rl.sac_policy import SACPolicy
 
 
@@ -62,40 +67,52 @@ class SAC:
         # The fast path (see polar/rl/optim.py): the same Adam steps, less Python per step.
         self._steps = {id(opt): (FusedAdam(opt, opt.param_groups[0]["params"]) if cfg.fused_adam else None)
                        for opt in (self.q_optimizer, self.actor_optimizer, self.alpha_optimizer) if opt is not None}
+        self._grad = SACGrad(policy, self.target_q) if cfg.analytic_grad and supported(policy) else None
         self.updates = 0
         self.timer = timer or PhaseTimer()
 
     def update(self, batch: ReplaySample) -> dict[str, torch.Tensor]:
         """One gradient step. Returns detached scalar tensors (no sync per step)."""
-        cfg, policy, timer = self.cfg, self.policy, self.timer
+        cfg, policy, timer, fast = self.cfg, self.policy, self.timer, self._grad
         obs, next_obs = policy.prepare(batch.obs), policy.prepare(batch.next_obs)
+        if fast is not None:  # parameter-free encoders: the features stand for the observations
+            x, next_x = policy.actor_enc(obs), policy.actor_enc(next_obs)
         alpha = self.log_alpha.detach().exp()
+        actor_due, first = self.updates % cfg.policy_frequency == 0, None
         with timer("target_actor"), torch.no_grad():  # a' from the current policy on the real next obs
-            next_a, next_logp = policy.sample(next_obs)
+            if fast is None:
+                next_a, next_logp = policy.sample(next_obs)
+            elif actor_due:  # and the actor's pass on obs for its first step, in one forward
+                next_a, next_logp, first = fast.sample_and_pass(next_x, x)
+            else:
+                next_a, next_logp = fast.sample(next_x)
         with timer("critic"):
             with torch.no_grad():
-                target_min = self.target_q(next_obs, next_a).min(0).values - alpha * next_logp
-                target = batch.rewards + cfg.gamma * (1.0 - batch.terminated) * target_min
-            q = policy.q(obs, batch.actions)  # [2, B]
-            q_loss = 0.5 * (q - target).pow(2).mean(1).sum()
-            self._minimize(q_loss, self.q_optimizer)
+                target_q = fast.target_q(next_x, next_a) if fast is not None else self.target_q(next_obs, next_a)
+                target = batch.rewards + cfg.gamma * (1.0 - batch.terminated) * (target_q.min(0).values - alpha * next_logp)
+            if fast is not None:
+                q_loss, q = fast.critic(x, batch.actions, target)
+                self._step(self.q_optimizer)
+            else:
+                q = policy.q(obs, batch.actions)  # [2, B]
+                q_loss = 0.5 * (q - target).pow(2).mean(1).sum()
+                self._minimize(q_loss, self.q_optimizer)
         out = {"q_loss": q_loss.detach(), "q_mean": q.detach().mean()}
-        if self.updates % cfg.policy_frequency == 0:
-            for _ in range(cfg.policy_frequency):  # CleanRL's delayed updates: k at once
+        if actor_due:
+            for k in range(cfg.policy_frequency):  # CleanRL's delayed updates: k at once
                 with timer("actor"):
-                    a_pi, logp_pi = policy.sample(obs)
-                    for p in self.q_params:
-                        p.requires_grad_(False)
-                    q_pi = policy.q(obs, a_pi).min(0).values
-                    for p in self.q_params:
-                        p.requires_grad_(True)
-                    actor_loss = (alpha * logp_pi - q_pi).mean()
-                    self._minimize(actor_loss, self.actor_optimizer)
+                    if fast is not None:
+                        actor_loss, logp_pi = fast.actor(x, alpha, first if k == 0 else None)
+                        self._step(self.actor_optimizer)
+                    else:
+                        actor_loss, logp_pi = self._actor_loss(obs, alpha)
+                        self._minimize(actor_loss, self.actor_optimizer)
                 out |= {"actor_loss": actor_loss.detach(), "entropy": -logp_pi.detach().mean()}
                 if self.alpha_optimizer is not None:
                     with timer("alpha"):
-                        alpha_loss = -(self.log_alpha.exp() * (logp_pi.detach() + self.target_entropy)).mean()
-                        self._minimize(alpha_loss, self.alpha_optimizer)
+                        # -(alpha (log pi + target entropy)).mean() by log alpha
+                        self.log_alpha.grad = -(self.log_alpha.detach().exp() * (logp_pi.detach().mean() + self.target_entropy))
+                        self._step(self.alpha_optimizer)
                         alpha = self.log_alpha.detach().exp()
         if self.updates % cfg.target_network_frequency == 0:
             with timer("target"), torch.no_grad():
@@ -104,10 +121,24 @@ class SAC:
         out["alpha"] = alpha
         return out
 
+    def _actor_loss(self, obs: dict[str, torch.Tensor], alpha: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """alpha log pi(a|s) - min Q(s, a) through autograd, the critics frozen; (loss, log pi)."""
+        a_pi, logp_pi = self.policy.sample(obs)
+        for p in self.q_params:
+            p.requires_grad_(False)
+        q_pi = self.policy.q(obs, a_pi).min(0).values
+        for p in self.q_params:
+            p.requires_grad_(True)
+        return (alpha * logp_pi - q_pi).mean(), logp_pi
+
     def _minimize(self, loss: torch.Tensor, optimizer: torch.optim.Optimizer) -> None:
         for p in optimizer.param_groups[0]["params"]:
             p.grad = None
         loss.backward()
+        self._step(optimizer)
+
+    def _step(self, optimizer: torch.optim.Optimizer) -> None:
+        """One Adam step on the gradients set (by autograd or `SACGrad`)."""
         fast = self._steps[id(optimizer)]
         if fast is not None:
             fast.step()
