@@ -7,6 +7,8 @@ Trains Polar's SAC on Pendulum-v1 (rl_vs_sb3.py's hyper-parameters, one torch th
 - **eager**: `SAC.update` as training runs it (the gradients written out, polar/rl/sac_grad.py),
   ms per update;
 - **autograd**: the same update through autograd (`sac.analytic_grad: false`);
+- **ATen ops**: how many operators one update dispatches (each costs its dispatch, a few
+  microseconds here, whatever its size), and how many of them are matrix products;
 - **matmuls only**: every matrix product one update launches (mm, addmm, bmm, baddbmm, with
   the shapes torch's profiler records for one update), replayed on random tensors of the
   same shapes: the time the update cannot go below without changing its arithmetic;
@@ -54,6 +56,23 @@ def op_shapes(update: Callable[[], None], names: tuple[str, ...]) -> list[tuple[
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], record_shapes=True) as prof:
         update()
     return [(e.name, [list(s) for s in e.input_shapes if s]) for e in prof.events() if e.name in names]
+
+
+def aten_ops(update: Callable[[], None]) -> int:
+    """How many ATen operators one `update` dispatches (views and in-place ops included)."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    count = 0
+
+    class Count(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
+            nonlocal count
+            count += 1
+            return func(*args, **(kwargs or {}))
+
+    with Count():
+        update()
+    return count
 
 
 def replay(shapes: list[tuple[str, list[list[int]]]], then: Callable[[], None] | None = None) -> Callable[[], None]:
@@ -126,15 +145,17 @@ def figures(d: dict) -> list[Figure]:
     eager, mm, comp = (statistics.median(d[k]) for k in ("eager_ms", "matmul_ms", "compiled_ms"))
     label = "SAC Pendulum update (256 x 2x256 MLPs)"
     floor, autograd = statistics.median(d["floor_ms"]), statistics.median(d["autograd_ms"])
-    return [Figure(f"{label}, eager", round(eager, 2), "ms"),
-            Figure(f"{label}, autograd", round(autograd, 2), "ms"),
-            Figure(f"{label}, written-out gradients / autograd", round(eager / autograd, 3), "x"),
+    return [Figure(f"{label}, eager", round(eager, 2), "ms", better="lower"),
+            Figure(f"{label}, autograd", round(autograd, 2), "ms", better="lower"),
+            Figure(f"{label}, ATen operators dispatched per update (eager)", d["aten_ops"], "ops", better="lower"),
+            Figure(f"{label}, matrix products among them", d["matmul_calls"], "ops"),
+            Figure(f"{label}, written-out gradients / autograd", round(eager / autograd, 3), "x", better="lower"),
             Figure(f"{label}, its matrix products alone / eager", round(mm / eager, 3), "x"),
-            Figure(f"{label}, its matrix products alone", round(mm, 2), "ms"),
+            Figure(f"{label}, its matrix products alone", round(mm, 2), "ms", better="lower"),
             Figure(f"{label}, its matrix products, ReLUs and Adam steps alone / eager", round(floor / eager, 3), "x"),
-            Figure(f"{label}, its matrix products, ReLUs and Adam steps alone", round(floor, 2), "ms"),
-            Figure(f"{label}, torch.compile / eager", round(comp / eager, 3), "x"),
-            Figure(f"{label}, torch.compile's compile time", round(d["compile_s"], 1), "s")]
+            Figure(f"{label}, its matrix products, ReLUs and Adam steps alone", round(floor, 2), "ms", better="lower"),
+            Figure(f"{label}, torch.compile / eager", round(comp / eager, 3), "x", better="lower"),
+            Figure(f"{label}, torch.compile's compile time", round(d["compile_s"], 1), "s", better="lower")]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -158,6 +179,7 @@ def main(argv: list[str] | None = None) -> int:
         sac._grad = None
         sac.update(trainer.replay.sample(256))
     eager()
+    ops = aten_ops(eager)
     shapes = op_shapes(eager, MATMULS)
     matmuls = replay(shapes)
     floor = replay(shapes + op_shapes(eager, RELUS), then=adam_steps(trainer))
@@ -177,7 +199,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"round {r}: eager {out['eager_ms'][-1]:.2f} ms, autograd {out['autograd_ms'][-1]:.2f} ms, matrix products alone "
               f"{out['matmul_ms'][-1]:.2f} ms, + ReLUs and Adam {out['floor_ms'][-1]:.2f} ms, compiled "
               f"{out['compiled_ms'][-1]:.2f} ms per update", flush=True)
-    details = {"train_steps": args.train_steps, "updates": args.updates, "matmul_calls": len(shapes),
+    details = {"train_steps": args.train_steps, "updates": args.updates, "aten_ops": ops, "matmul_calls": len(shapes),
                "compile_s": compile_s, **out}
     figs = figures(details)
     for f in figs:
