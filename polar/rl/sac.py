@@ -110,9 +110,7 @@ class SAC:
                 out |= {"actor_loss": actor_loss.detach(), "entropy": -logp_pi.detach().mean()}
                 if self.alpha_optimizer is not None:
                     with timer("alpha"):
-                        # -(alpha (log pi + target entropy)).mean() by log alpha
-                        self.log_alpha.grad = -(self.log_alpha.detach().exp() * (logp_pi.detach().mean() + self.target_entropy))
-                        self._step(self.alpha_optimizer)
+                        self._alpha_step(logp_pi.detach(), written_out=fast is not None)
                         alpha = self.log_alpha.detach().exp()
         if self.updates % cfg.target_network_frequency == 0:
             with timer("target"), torch.no_grad():
@@ -130,6 +128,16 @@ class SAC:
         for p in self.q_params:
             p.requires_grad_(True)
         return (alpha * logp_pi - q_pi).mean(), logp_pi
+
+    def _alpha_step(self, logp_pi: torch.Tensor, written_out: bool) -> None:
+        """One step of log alpha on -(alpha (log pi + target entropy)).mean(): its gradient
+        written out (one scalar) on the fast path, through autograd on the plain one."""
+        assert self.alpha_optimizer is not None
+        if written_out:
+            self.log_alpha.grad = -(self.log_alpha.detach().exp() * (logp_pi.mean() + self.target_entropy))
+            self._step(self.alpha_optimizer)
+        else:
+            self._minimize(-(self.log_alpha.exp() * (logp_pi + self.target_entropy)).mean(), self.alpha_optimizer)
 
     def _minimize(self, loss: torch.Tensor, optimizer: torch.optim.Optimizer) -> None:
         for p in optimizer.param_groups[0]["params"]:
