@@ -212,16 +212,16 @@ def figures(details: dict[str, Any]) -> list[Figure]:
             for r, ratio in enumerate(s["time_ratio_polar_over_sb3"])]
     for r, ratio in enumerate(s.get("time_ratio_polar_over_sb3_ftz", [])):
         figs.append(Figure(f"{label}, Polar / SB3 with subnormals flushed to zero (as Polar's trainer) wall "
-                           f"time, round {r}", ratio, "x"))
+                           f"time, round {r}", ratio, "x", better="lower"))
     for r, ratio in enumerate(s.get("time_ratio_plain_over_fast", [])):
         figs.append(Figure(f"{label}, Polar plain update (autograd, clip_grad_norm_ + optimizer.step()) / "
-                           f"fast path wall time, round {r}",
-                           ratio, "x"))
+                           f"fast path wall time, round {r}", ratio, "x", better="lower"))
     if "phases_ms_per_step" in s:
         ph = s["phases_ms_per_step"]
         for side, name in (("polar", "Polar"), ("sb3", "SB3")):
             figs.append(Figure(f"{label}, {name} ms per env step over the update phases "
-                               f"(profile of {ph['steps']} steps)", round(sum(ph[side].values()), 2), "ms"))
+                               f"(profile of {ph['steps']} steps)", round(sum(ph[side].values()), 2), "ms",
+                               better="lower"))
     for side, name in (("polar", "Polar"), ("sb3", "SB3")):
         figs += [Figure(f"{label}, {name} eval return, round {r}", ret, "return")
                  for r, ret in enumerate(s[f"{side}_return"])]

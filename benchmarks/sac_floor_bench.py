@@ -1,6 +1,7 @@
 """What bounds Polar's SAC update on this CPU: its matrix products alone, and torch.compile.
 
     .venv/bin/python benchmarks/sac_floor_bench.py [--train-steps 1200] [--updates 200] [--rounds 3]
+                                                   [--seed 10] [--profile-steps 3000]
 
 Trains Polar's SAC on Pendulum-v1 (rl_vs_sb3.py's hyper-parameters, one torch thread) for
 `--train-steps` env steps, then, from that state, round by round:
@@ -17,9 +18,19 @@ Trains Polar's SAC on Pendulum-v1 (rl_vs_sb3.py's hyper-parameters, one torch th
   rewrite of the update in eager fp32 (a written-out gradient, batched networks) still runs;
 - **compiled**: the critic and actor losses through `torch.compile` (inductor, CPU), their
   backward and the same Adam steps; the compile time (cold: an empty inductor cache) is
-  reported on its own.
-Prints ms per update and writes benchmarks/results/sac_floor_bench.json. The issue's goal
-(SAC at 0.5x SB3's wall time) compares with SB3's update in rl_vs_sb3.py's per-phase profile.
+  reported on its own;
+- **one 256x256x256 product**: torch's BLAS on the update's largest shape alone, in us and
+  GFLOP/s: whether the products run near the core's fp32 peak (then no library beats them).
+Then (`--profile-steps`, 0: skip) it runs rl_vs_sb3.py's per-phase profile of both sides in
+the same process, Polar's then SB3's, and sets the floor against SB3's env step. The **floor
+ratios** are (the matrix products per update, times the updates per env step, plus Polar's
+own env-step and replay-sample phases) over SB3's ms per env step, and the same with the
+ReLUs and Adam steps added. The first is the lowest Polar / SB3 ratio any update with the
+same fp32 arithmetic on torch's BLAS could reach on this machine (fused kernels included),
+the second the lowest an eager rewrite could: Polar's goal (SAC at 0.5x SB3's wall time) is
+reachable here only where they are below 0.5. SB3's time depends on the seed: its Adam
+moments decay through the subnormal range, which x86 arithmetic handles slowly.
+Prints ms per update and writes benchmarks/results/sac_floor_bench.json.
 """
 
 from __future__ import annotations
@@ -37,7 +48,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_results import Figure, script_command, write_result  # noqa: E402
-from rl_vs_sb3 import polar_config  # noqa: E402
+from rl_vs_sb3 import polar_config, run_polar, run_sb3  # noqa: E402
 
 from polar.rl.trainer import Trainer  # noqa: E402
 
@@ -155,7 +166,43 @@ def figures(d: dict) -> list[Figure]:
             Figure(f"{label}, its matrix products, ReLUs and Adam steps alone / eager", round(floor / eager, 3), "x"),
             Figure(f"{label}, its matrix products, ReLUs and Adam steps alone", round(floor, 2), "ms", better="lower"),
             Figure(f"{label}, torch.compile / eager", round(comp / eager, 3), "x", better="lower"),
-            Figure(f"{label}, torch.compile's compile time", round(d["compile_s"], 1), "s", better="lower")]
+            Figure(f"{label}, torch.compile's compile time", round(d["compile_s"], 1), "s", better="lower"),
+            *gemm_figures(d), *floor_figures(d, mm, floor)]
+
+
+def square_gemm() -> Callable[[], None]:
+    """One 256x256 by 256x256 fp32 product (the update's largest shape) into a fixed output."""
+    a, b, c = torch.randn(256, 256), torch.randn(256, 256), torch.empty(256, 256)
+    return lambda: torch.mm(a, b, out=c)
+
+
+def gemm_figures(d: dict) -> list[Figure]:
+    """How fast this CPU's BLAS runs the update's largest product: the scale of the floor."""
+    if "gemm_us" not in d:
+        return []
+    us = statistics.median(d["gemm_us"])
+    label = "256x256x256 fp32 matrix product (torch's BLAS, one thread)"
+    return [Figure(f"{label}", round(us, 1), "us", better="lower"),
+            Figure(f"{label}, GFLOP/s", round(2 * 256**3 / us / 1e3, 1), "GFLOP/s")]
+
+
+def floor_figures(d: dict, matmul_ms: float, floor_ms: float) -> list[Figure]:
+    """Both sides' ms per env step in the per-phase profile and the floor ratios (module doc):
+    with the matrix products alone, and with the ReLUs and Adam steps too."""
+    if "profile" not in d:
+        return []
+    p = d["profile"]
+    polar, sb3 = sum(p["polar"].values()), sum(p["sb3"].values())
+    updates_per_step = (p["steps"] - p["learning_starts"]) / p["steps"]
+    rest = p["polar"]["env"] + p["polar"]["sample"]
+    label = f"SAC Pendulum per-phase profile ({p['steps']} env steps, seed {d['seed']})"
+    return [Figure(f"{label}, SB3 ms per env step", round(sb3, 2), "ms", better="lower"),
+            Figure(f"{label}, Polar ms per env step", round(polar, 2), "ms", better="lower"),
+            Figure(f"{label}, Polar / SB3", round(polar / sb3, 3), "x", better="lower"),
+            Figure(f"{label}, floor ratio: matrix products, env step and replay sample alone / SB3",
+                   round((matmul_ms * updates_per_step + rest) / sb3, 3), "x"),
+            Figure(f"{label}, floor ratio: matrix products, ReLUs, Adam, env step and replay sample "
+                   "alone / SB3", round((floor_ms * updates_per_step + rest) / sb3, 3), "x")]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -163,10 +210,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--train-steps", type=int, default=1200, help="env steps of SAC before timing")
     ap.add_argument("--updates", type=int, default=200, help="updates per timing block")
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--seed", type=int, default=10, help="of the training run and both profiles (rl_vs_sb3.py's "
+                    "goal command uses 10: SB3's time depends on how many subnormal floats its run meets)")
+    ap.add_argument("--profile-steps", type=int, default=3000,
+                    help="env steps of each side's per-phase profile (rl_vs_sb3.py's), 0: skip it")
     args = ap.parse_args(argv)
     torch.set_num_threads(1)
     with tempfile.TemporaryDirectory() as d:
-        trainer = Trainer(polar_config("sac_pendulum", 0, args.train_steps), d)
+        trainer = Trainer(polar_config("sac_pendulum", args.seed, args.train_steps), d)
         trainer.run()
     sac, fast = trainer.sac, trainer.sac._grad
     assert fast is not None, "the bench's policy takes the written-out gradients"
@@ -191,21 +242,30 @@ def main(argv: list[str] | None = None) -> int:
             compiled()
         compile_s = time.perf_counter() - t0
     out: dict[str, list[float]] = {"eager_ms": [], "autograd_ms": [], "matmul_ms": [], "floor_ms": [],
-                                   "compiled_ms": []}
+                                   "compiled_ms": [], "gemm_us": []}
+    gemm = square_gemm()
     for r in range(args.rounds):
         for key, fn in (("eager_ms", eager), ("autograd_ms", autograd), ("matmul_ms", matmuls), ("floor_ms", floor),
                         ("compiled_ms", compiled)):
             out[key].append(ms_per_call(fn, args.updates))
+        gemm()
+        out["gemm_us"].append(ms_per_call(gemm, 20 * args.updates) * 1e3)
         print(f"round {r}: eager {out['eager_ms'][-1]:.2f} ms, autograd {out['autograd_ms'][-1]:.2f} ms, matrix products alone "
               f"{out['matmul_ms'][-1]:.2f} ms, + ReLUs and Adam {out['floor_ms'][-1]:.2f} ms, compiled "
-              f"{out['compiled_ms'][-1]:.2f} ms per update", flush=True)
-    details = {"train_steps": args.train_steps, "updates": args.updates, "aten_ops": ops, "aten_matmuls": op_matmuls,
+              f"{out['compiled_ms'][-1]:.2f} ms per update; one 256^3 product {out['gemm_us'][-1]:.0f} us", flush=True)
+    details = {"seed": args.seed, "train_steps": args.train_steps, "updates": args.updates, "aten_ops": ops, "aten_matmuls": op_matmuls,
                "matmul_calls": len(shapes),
                "compile_s": compile_s, **out}
+    if args.profile_steps:  # SB3 last: run_sb3 leaves subnormals unflushed on this thread
+        _, _, polar_ph = run_polar("sac_pendulum", args.seed, phases=args.profile_steps)
+        _, _, sb3_ph = run_sb3("sac_pendulum", args.seed, phases=args.profile_steps)
+        details["profile"] = {"steps": args.profile_steps, "learning_starts": sac.cfg.learning_starts,
+                              "polar": polar_ph, "sb3": sb3_ph}
     figs = figures(details)
     for f in figs:
         print(f"{f.what}: {f.value} {f.unit}")
-    argv_run = ["--train-steps", str(args.train_steps), "--updates", str(args.updates), "--rounds", str(args.rounds)]
+    argv_run = ["--train-steps", str(args.train_steps), "--updates", str(args.updates), "--rounds", str(args.rounds),
+                "--seed", str(args.seed), "--profile-steps", str(args.profile_steps)]
     write_result("sac_floor_bench", script_command("sac_floor_bench.py", argv_run), figs, details)
     return 0
 
