@@ -20,15 +20,15 @@ Trains Polar's SAC on Pendulum-v1 (rl_vs_sb3.py's hyper-parameters, one torch th
   backward and the same Adam steps; the compile time (cold: an empty inductor cache) is
   reported on its own;
 - **one 256x256x256 product**: torch's BLAS on the update's largest shape alone, in us and
-  GFLOP/s: whether the products run near the core's fp32 peak (then no library beats them).
+  GFLOP/s, and the update's matrix products counted in such products (their flops over one's).
 Then (`--profile-steps`, 0: skip) it runs rl_vs_sb3.py's per-phase profile of both sides in
 the same process, Polar's then SB3's, and sets the floor against SB3's env step. The **floor
 ratios** are (the matrix products per update, times the updates per env step, plus Polar's
 own env-step and replay-sample phases) over SB3's ms per env step, and the same with the
-ReLUs and Adam steps added. The first is the lowest Polar / SB3 ratio any update with the
-same fp32 arithmetic on torch's BLAS could reach on this machine (fused kernels included),
-the second the lowest an eager rewrite could: Polar's goal (SAC at 0.5x SB3's wall time) is
-reachable here only where they are below 0.5. SB3's time depends on the seed: its Adam
+ReLUs and Adam steps added: what the update's own products, at their shapes and in their
+order, leave for Polar / SB3 however the rest is written. A third ratio puts those products'
+flops at the one-product speed instead: the bound for a kernel that ran every product, thin
+ones included, as fast as the square one alone. SB3's time depends on the seed: its Adam
 moments decay through the subnormal range, which x86 arithmetic handles slowly.
 Prints ms per update and writes benchmarks/results/sac_floor_bench.json.
 """
@@ -183,7 +183,20 @@ def gemm_figures(d: dict) -> list[Figure]:
     us = statistics.median(d["gemm_us"])
     label = "256x256x256 fp32 matrix product (torch's BLAS, one thread)"
     return [Figure(f"{label}", round(us, 1), "us", better="lower"),
-            Figure(f"{label}, GFLOP/s", round(2 * 256**3 / us / 1e3, 1), "GFLOP/s")]
+            Figure(f"{label}, GFLOP/s", round(2 * 256**3 / us / 1e3, 1), "GFLOP/s"),
+            Figure("SAC Pendulum update's matrix products, in 256x256x256 products (flops)",
+                   round(d["matmul_flops"] / (2 * 256**3), 2), "products")]
+
+
+def matmul_flops(shapes: list[tuple[str, list[list[int]]]]) -> int:
+    """The multiply-adds of the recorded products, twice: m k n per product ([..., m, k] by
+    [..., k, n], batched ones times their batch; a bias or `out=` input adds nothing)."""
+    flops = 0
+    for name, dims in shapes:
+        a, b = dims[1:3] if name in ("aten::addmm", "aten::baddbmm") else dims[:2]
+        batch = a[0] if len(a) == 3 else 1
+        flops += 2 * batch * a[-2] * a[-1] * b[-1]
+    return flops
 
 
 def floor_figures(d: dict, matmul_ms: float, floor_ms: float) -> list[Figure]:
@@ -196,13 +209,18 @@ def floor_figures(d: dict, matmul_ms: float, floor_ms: float) -> list[Figure]:
     updates_per_step = (p["steps"] - p["learning_starts"]) / p["steps"]
     rest = p["polar"]["env"] + p["polar"]["sample"]
     label = f"SAC Pendulum per-phase profile ({p['steps']} env steps, seed {d['seed']})"
-    return [Figure(f"{label}, SB3 ms per env step", round(sb3, 2), "ms", better="lower"),
+    figs = [Figure(f"{label}, SB3 ms per env step", round(sb3, 2), "ms", better="lower"),
             Figure(f"{label}, Polar ms per env step", round(polar, 2), "ms", better="lower"),
             Figure(f"{label}, Polar / SB3", round(polar / sb3, 3), "x", better="lower"),
             Figure(f"{label}, floor ratio: matrix products, env step and replay sample alone / SB3",
                    round((matmul_ms * updates_per_step + rest) / sb3, 3), "x"),
             Figure(f"{label}, floor ratio: matrix products, ReLUs, Adam, env step and replay sample "
                    "alone / SB3", round((floor_ms * updates_per_step + rest) / sb3, 3), "x")]
+    if "gemm_us" in d:
+        square_ms = d["matmul_flops"] / (2 * 256**3) * statistics.median(d["gemm_us"]) / 1e3
+        figs.append(Figure(f"{label}, bound: the products' flops at one 256^3 product's speed, env step "
+                           "and replay sample / SB3", round((square_ms * updates_per_step + rest) / sb3, 3), "x"))
+    return figs
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -254,7 +272,7 @@ def main(argv: list[str] | None = None) -> int:
               f"{out['matmul_ms'][-1]:.2f} ms, + ReLUs and Adam {out['floor_ms'][-1]:.2f} ms, compiled "
               f"{out['compiled_ms'][-1]:.2f} ms per update; one 256^3 product {out['gemm_us'][-1]:.0f} us", flush=True)
     details = {"seed": args.seed, "train_steps": args.train_steps, "updates": args.updates, "aten_ops": ops, "aten_matmuls": op_matmuls,
-               "matmul_calls": len(shapes),
+               "matmul_calls": len(shapes), "matmul_flops": matmul_flops(shapes),
                "compile_s": compile_s, **out}
     if args.profile_steps:  # SB3 last: run_sb3 leaves subnormals unflushed on this thread
         _, _, polar_ph = run_polar("sac_pendulum", args.seed, phases=args.profile_steps)
