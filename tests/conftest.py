@@ -1,30 +1,83 @@
-"""A guard for the whole test run: no test leaves a local LLM server behind.
+"""The test run's isolation, and a guard for the whole run: no test leaves a server behind.
 
-A server Polar starts writes its state file (pid, command) under Polar's cache. After each test
-the files that appeared during it and whose process is alive are noted with the test's id; at
-the end of the run every such server still alive is stopped and named with the test that
-started it, and the run fails (a leaked llama.cpp server holds a core and ~200 MB for good).
+Isolation. Before anything reads them, the run gets its own Polar cache, state folder, podman
+service folder and run id (`POLAR_CACHE_DIR`, `POLAR_STATE_DIR`, `POLAR_PODMAN_DIR`,
+`POLAR_RUN_ID`) in a fresh temporary folder, so it never sees, reuses or stops a user's model
+servers, podman service or containers (a user's `polar task` on 127.0.0.1:8015 keeps running),
+and every server or container a test starts records this run as its owner. Tests that start
+servers take free ports (`tests.llm.engine.free_port`).
+
+The artefacts `make install` puts in the user's cache (the assembled Gemma GGUF, merged shipped
+models, llama.cpp's GGUF converter, dequantised checkpoints and tokenizers, the llama.cpp
+wheel) are symlinked into the test cache, not copied: they are content-keyed and written
+atomically (a temporary name, then a rename), so sharing them is safe, nothing is rebuilt or
+downloaded per run, and one a test builds is kept for the next run as before. The state
+folder is never shared. A test that damages a cache entry on purpose uses a cache of its own.
+
+The guard. A server writes its state file (pid, command, owner) under the state folder. After
+each test the files of this run that appeared during it and whose process is alive are noted
+with the test's id; at the end of the run every such server still alive is stopped and named
+with the test that started it, and the run fails (a leaked llama.cpp server holds a core and
+~200 MB for good). Sandbox containers of this run still present fail it the same way. The
+podman service this run started is stopped at the end.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import shutil
+import tempfile
 import time
 from pathlib import Path
 
 import pytest
 
+from polar import ownership
 from polar.llm import serve
+from polar.llm.models import cache_dir
+
+# cache entries made by `make install` or by tests, shared with the user's cache (see above)
+SHARED_ARTEFACTS = ("models", "llama.cpp-converter", "checkpoints", "tokenizers", "wheels")
+ISOLATION_VARS = ("POLAR_CACHE_DIR", "POLAR_STATE_DIR", "POLAR_PODMAN_DIR", ownership.RUN_ENV)
 
 _started_by: dict[Path, str] = {}  # state file -> the test during which its server started
+_root: Path | None = None
+
+
+def _isolate() -> Path:
+    """Point this process (and every child it starts) at a run-private cache, state folder and
+    podman folder; link the user's artefacts into the cache. Returns the private root."""
+    user_cache = cache_dir()  # the user's, read before it is replaced
+    root = Path(tempfile.mkdtemp(prefix="polar-test-"))  # short: podman's socket path is capped at 108
+    cache = root / "cache"
+    cache.mkdir()
+    for name in SHARED_ARTEFACTS:
+        target = user_cache / name
+        with contextlib.suppress(OSError):  # a read-only home: the test cache keeps its own copy
+            target.mkdir(parents=True, exist_ok=True)
+        if target.is_dir():
+            (cache / name).symlink_to(target, target_is_directory=True)
+    os.environ.update({"POLAR_CACHE_DIR": str(cache), "POLAR_STATE_DIR": str(root / "state"),
+                       "POLAR_PODMAN_DIR": str(root / "podman"),
+                       ownership.RUN_ENV: f"test-{os.getpid()}-{root.name.removeprefix('polar-test-')}"})
+    return root
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    global _root
+    if _root is None:
+        _root = _isolate()
 
 
 def _live_state_files(since: float) -> list[Path]:
-    folder = serve.state_path("127.0.0.1", 0).parent
+    folder = serve.state_dir()
     found = []
     for f in folder.glob("*.json") if folder.is_dir() else []:
         try:
-            if f.stat().st_mtime >= since and serve.is_alive(json.loads(f.read_text())):
+            state = json.loads(f.read_text())
+            if f.stat().st_mtime >= since and serve.is_alive(state) and ownership.owned_by_run(state):
                 found.append(f)
         except (OSError, ValueError):
             continue  # being written or removed right now
@@ -39,22 +92,54 @@ def _note_servers_started(request: pytest.FixtureRequest):
         _started_by.setdefault(f, request.node.nodeid)
 
 
-def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+def _leaked_servers() -> list[str]:
     leaked = []
     for f, test in _started_by.items():
         if not f.exists():
             continue
         state = json.loads(f.read_text())
-        if not serve.is_alive(state):
+        if not serve.is_alive(state) or not ownership.owned_by_run(state):
             continue
         host, port = f.stem.rsplit("-", 1)
-        serve.stop(host, int(port))
+        serve.stop(host, int(port), run=ownership.run_id())
         leaked.append(f"{test} left a {state.get('engine')} server ({state.get('model')}) running on "
                       f"{host}:{port} (pid {state.get('pid')}); stopped now")
+    return leaked
+
+
+def _leaked_containers() -> list[str]:
+    """This run's sandbox containers still present, removed now; then this run's podman
+    service is stopped. Nothing is started to check: no service of this run, nothing to do."""
+    from polar.sandboxes import docker, engine
+
+    if not ownership.owned_by_run(engine.read_record()) or engine.service_health()[0] != "healthy":
+        engine.stop_podman_service(run=ownership.run_id())
+        return []
+    leaked = []
+    with contextlib.suppress(Exception):
+        client = engine.docker_client(start=False)
+        docker.finish_removals()
+        for c in docker.run_containers(client):
+            leaked.append(f"sandbox container {c.short_id} ({c.status}, owner {c.labels.get(docker.OWNER_LABEL)}) "
+                          "was left by this run; removed now")
+            with contextlib.suppress(Exception):
+                c.remove(force=True)
+    engine.stop_podman_service(run=ownership.run_id())
+    return leaked
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    leaked = [f"LEAKED SERVER: {line}" for line in _leaked_servers()]
+    leaked += [f"LEAKED CONTAINER: {line}" for line in _leaked_containers()]
     if leaked:
         reporter = session.config.pluginmanager.get_plugin("terminalreporter")
         if reporter is not None:
             reporter.ensure_newline()
             for line in leaked:
-                reporter.write_line(f"LEAKED SERVER: {line}", red=True)
+                reporter.write_line(line, red=True)
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if _root is not None:  # the links go, never what they point to (rmtree does not follow them)
+        shutil.rmtree(_root, ignore_errors=True)

@@ -7,11 +7,19 @@ Engines (each a separate process, reached over HTTP on 127.0.0.1 like any remote
   model; no conversion);
 - `vllm`: `vllm serve` on a GPU machine.
 
-A started server is described by a state file `<cache>/servers/<host>-<port>.json` (pid,
-command, model, engine, log file): `polar serve-llm --stop` and `--status` read it, and a
-planner profile whose `server:` block names a model starts the server when it is not running
-(`ensure_server`). A file lock keeps parallel workers from starting it twice, and a server of
-ours that is alive but busy (it answers one request at a time) is waited for, not started again.
+A started server is described by a state file `<state folder>/<host>-<port>.json` (pid,
+command, model, engine, log file, and its owner: the process, checkout, workspace and run that
+started it; `polar.ownership`). The state folder is `$POLAR_STATE_DIR`, else `<cache>/servers`.
+`polar serve-llm --stop` and `--status` read it, and a planner profile whose `server:` block
+names a model starts the server when it is not running (`ensure_server`). A file lock keeps
+parallel workers from starting it twice, and a server of ours that is alive but busy (it
+answers one request at a time) is waited for, not started again.
+
+Ownership: Polar reuses a server only when its state folder records it as alive (ours), or
+when the profile says `attach: true`; a server that answers on the port but is not recorded
+here (another checkout's, another cache's, a test run's, one started by hand) is refused with
+what was found and how to clear it, never stopped. A state file whose process is gone is stale
+and replaced. Stopping on its own (`stop_on_exit`) touches only what this run started.
 """
 
 from __future__ import annotations
@@ -37,6 +45,7 @@ from pydantic import Field
 from polar.config import StrictModel
 from polar.errors import PolarError
 from polar.llm.models import Engine, ModelEntry, cache_dir, resolve_model, weights_path
+from polar.ownership import cmdline, describe, owned_by_run, owner_record, run_id, start_ticks
 
 
 class ServeError(PolarError):
@@ -73,6 +82,9 @@ class ServerSettings(StrictModel):
         "shared prefix of consecutive decisions is reused without it (llama.cpp's KV prefix match)."))
     engine_args: list[str] = Field(default_factory=list, description="Extra command-line arguments for the engine.")
     autostart: bool = Field(default=True, description="A planner using this profile starts the server when it is not running.")
+    attach: bool = Field(default=False, description=(
+        "Use a server that answers on this port although this Polar's state folder does not record it "
+        "(one started by hand, by another checkout or cache). Polar never stops a server it attached to."))
     startup_timeout_s: float = Field(default=300.0, gt=0)
 
     @property
@@ -153,8 +165,15 @@ def resolve(s: ServerSettings) -> tuple[ModelEntry | str, Engine]:
 # --- state files and probing -------------------------------------------------------------
 
 
+def state_dir() -> Path:
+    """The state folder: where this Polar records the servers it started (`$POLAR_STATE_DIR`,
+    else `<cache>/servers`). Servers recorded elsewhere are not this Polar's."""
+    env = os.environ.get("POLAR_STATE_DIR")
+    return Path(env).expanduser() if env else cache_dir() / "servers"
+
+
 def state_path(host: str, port: int) -> Path:
-    return cache_dir() / "servers" / f"{host}-{port}.json"
+    return state_dir() / f"{host}-{port}.json"
 
 
 def read_state(host: str, port: int) -> dict[str, Any] | None:
@@ -164,14 +183,7 @@ def read_state(host: str, port: int) -> dict[str, Any] | None:
         return None
 
 
-def _start_ticks(pid: int) -> int | None:
-    """When the process started (clock ticks since boot), from /proc: with the pid, it names a
-    process uniquely (a recycled pid has a later start)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    return int(stat.rsplit(")", 1)[1].split()[19])  # field 22; the command name may hold spaces
+_start_ticks = start_ticks  # the name the tests know
 
 
 def is_alive(state: dict[str, Any]) -> bool:
@@ -246,6 +258,46 @@ def death_note(host: str, port: int) -> str | None:
             f"(pid {state.get('pid')}) is no longer running; last lines of {log}:\n{_log_tail(log, 8)}")
 
 
+def listener_pid(port: int) -> int | None:
+    """The process listening on TCP `port` on this machine (from /proc; None when unknown)."""
+    inodes = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with contextlib.suppress(OSError):
+            for line in Path(table).read_text().splitlines()[1:]:
+                f = line.split()
+                if len(f) > 9 and f[3] == "0A" and int(f[1].rsplit(":", 1)[1], 16) == port:
+                    inodes.add(f"socket:[{f[9]}]")
+    for proc in Path("/proc").iterdir() if inodes else []:
+        if not proc.name.isdigit():
+            continue
+        with contextlib.suppress(OSError):
+            if any(os.readlink(fd) in inodes for fd in (proc / "fd").iterdir()):
+                return int(proc.name)
+    return None
+
+
+def _check_owned(s: ServerSettings, served: list[str]) -> dict[str, Any] | None:
+    """The state of our server answering at s.base_url; None when it is not ours but the
+    settings say attach. A server not recorded alive in our state folder is refused: what
+    answers, who runs it, and how to clear it."""
+    state = read_state(s.host, s.port)
+    if state is not None and is_alive(state):
+        return state
+    if s.attach:
+        return None
+    pid = listener_pid(s.port)
+    who = f"pid {pid}: {cmdline(pid)[:200]}" if pid else "a process this account cannot see"
+    recorded = ("" if state is None else f"; the state file there records pid {state.get('pid')}, "
+                f"which is gone ({describe(state)})")
+    raise ServeError(
+        f"{s.base_url} answers (serving {', '.join(served) or 'no model'}) but this Polar did not start it: "
+        f"no live server is recorded for that port in its state folder {state_dir()}{recorded}. It is run by {who} "
+        f"(another checkout, another POLAR_CACHE_DIR, a test run, or started by hand); Polar neither reuses nor "
+        f"stops it. Set `attach: true` in the profile's server block to use it as it is, choose another port, or "
+        f"stop it where it was started (polar serve-llm --stop --port {s.port} with that POLAR_CACHE_DIR"
+        + (f", or kill {pid}" if pid else "") + ")")
+
+
 # --- start / stop --------------------------------------------------------------------
 
 
@@ -265,16 +317,20 @@ def start(s: ServerSettings, *, foreground: bool = False, announce: Announce = _
     with _lock(s.host, s.port):
         running = probe(s.base_url) or _answer_of_ours(s, name)
         if running is not None:
-            state = read_state(s.host, s.port)
+            state = _check_owned(s, running)
             if name in running:
                 return state or {"pid": None, "model": s.model, "served_name": name, "engine": engine,
-                                 "api_base": s.api_base, "reused": True}
+                                 "api_base": s.api_base, "reused": True, "attached": True}
             raise ServeError(f"{s.base_url} already serves {', '.join(running) or 'something else'}, "
                              f"not {name}; stop it (polar serve-llm --stop --port {s.port}) or choose another --port")
+        stale = read_state(s.host, s.port)
+        if stale is not None:  # its process is gone (a live one would have answered or been waited for)
+            announce(f"replacing the stale state file {state_path(s.host, s.port)}: the {stale.get('engine')} "
+                     f"server it records (pid {stale.get('pid')}) is no longer running")
         log = state_path(s.host, s.port).with_suffix(".log")
         log.parent.mkdir(parents=True, exist_ok=True)
         state = {"pid": None, "command": cmd, "model": s.model, "served_name": name, "engine": engine,
-                 "api_base": s.api_base, "log": str(log), "started_at": time.time()}
+                 "api_base": s.api_base, "log": str(log), "started_at": time.time(), "owner": owner_record()}
         if isinstance(entry, ModelEntry):
             state["model_source"], state["license"] = entry.source, entry.license
         announce(f"starting {engine} server for {s.model} on {s.base_url} (log: {log})")
@@ -329,11 +385,12 @@ def _terminate(pid: int, grace_s: float = 15.0) -> None:
         os.killpg(pid, signal.SIGKILL)
 
 
-def stop(host: str = "127.0.0.1", port: int = 8012) -> dict[str, Any] | None:
-    """Stop the server Polar started on host:port; returns its state, or None when there was none."""
+def stop(host: str = "127.0.0.1", port: int = 8012, *, run: str | None = None) -> dict[str, Any] | None:
+    """Stop the server this state folder records on host:port; returns its state, or None when
+    there was none. With `run`, only a server that run started: another's is left alone."""
     with _lock(host, port):
         state = read_state(host, port)
-        if state is None:
+        if state is None or (run is not None and not owned_by_run(state, run)):
             return None
         state["was_running"] = is_alive(state)
         if state["was_running"]:
@@ -346,19 +403,21 @@ def status(host: str = "127.0.0.1", port: int = 8012) -> dict[str, Any]:
     state = read_state(host, port) or {}
     served = probe(f"http://{host}:{port}")
     return {**state, "running": served is not None, "serves": served,
-            "ours": bool(state) and is_alive(state)}
+            "ours": bool(state) and is_alive(state), "state_file": str(state_path(host, port))}
 
 
 @contextlib.contextmanager
 def stop_on_exit(settings: Iterable[ServerSettings], announce: Announce = _stderr) -> Iterator[None]:
-    """Stop, on the way out, each of these servers that was not running on the way in (the
-    ones a run inside the block started), so that a demo leaves no engine behind."""
+    """Stop, on the way out, each of these servers that was not running on the way in and that
+    this run started, so that a demo leaves no engine behind; one that another Polar process
+    started on that port meanwhile (another terminal) is left alone."""
     idle = [s for s in {(s.host, s.port): s for s in settings}.values() if probe(s.base_url) is None]
+    run = run_id()
     try:
         yield
     finally:
         for s in idle:
-            state = stop(s.host, s.port)
+            state = stop(s.host, s.port, run=run)
             if state and state.get("was_running"):
                 announce(f"stopped the server this run started ({s.model} on {s.base_url})")
 
@@ -368,6 +427,8 @@ def ensure_server(s: ServerSettings, announce: Announce = _stderr) -> dict[str, 
     entry, engine = resolve(s)
     name = served_name(entry, engine)
     served = probe(s.base_url) or _answer_of_ours(s, name)
+    if served is not None:
+        _check_owned(s, served)
     if served is not None and name in served:
         return {"api_base": s.api_base, "served_name": name, "started": False}
     if served is not None:

@@ -20,7 +20,9 @@ Containers never outlive their use: a closed sandbox's container is removed in t
 background (waited for at interpreter exit), a `ContainerPool` removes what it holds when
 closed, and every container carries its owner's identity (host, pid, start time) so that
 `reap_orphans` removes containers whose owner died (a `kill -9`); it runs once per process
-before the first container starts.
+before the first container starts. Containers also carry their run and checkout
+(`polar.ownership`): `run_containers` lists one run's only, so two test runs (or a test run and
+a user's) never see or count each other's containers.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ import weakref
 from pathlib import Path
 from typing import Any
 
+from polar.ownership import checkout, run_id, start_ticks
 from polar.sandboxes.base import (
     SandboxCrash,
     SandboxError,
@@ -61,23 +64,16 @@ CHANNEL_DIR = "/run/polar"  # where the socket's directory appears inside the co
 CHANNEL_NAME = "channel.sock"
 LABEL = "polar.sandbox"
 OWNER_LABEL = "polar.owner"
+RUN_LABEL = "polar.run"
+CHECKOUT_LABEL = "polar.checkout"
 
 
 # -- who owns a container ------------------------------------------------------------------
 
 
-def _start_time(pid: int) -> str | None:
-    """The process's start time in clock ticks since boot (tells a reused pid apart)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    return stat.rsplit(")", 1)[1].split()[19]
-
-
 def owner_id(pid: int | None = None) -> str:
     pid = pid or os.getpid()
-    return f"{socket.gethostname()}:{pid}:{_start_time(pid)}"
+    return f"{socket.gethostname()}:{pid}:{start_ticks(pid)}"
 
 
 def _owner_alive(owner: str) -> bool:
@@ -85,7 +81,17 @@ def _owner_alive(owner: str) -> bool:
     pid, _, started = rest.partition(":")
     if host != socket.gethostname() or not pid.isdigit():
         return True  # another machine's, or not ours to judge
-    return _start_time(int(pid)) == started
+    return str(start_ticks(int(pid))) == started
+
+
+def owner_labels() -> dict[str, str]:
+    """The labels naming who starts a container now: process, run and checkout."""
+    return {LABEL: "1", OWNER_LABEL: owner_id(), RUN_LABEL: run_id(), CHECKOUT_LABEL: checkout()}
+
+
+def run_containers(client: Any, run: str | None = None) -> list[Any]:
+    """Every sandbox container of this run (or `run`), running or not; none of another run's."""
+    return client.containers.list(all=True, filters={"label": [LABEL, f"{RUN_LABEL}={run or run_id()}"]})
 
 
 def _list_sandboxes(client: Any, attempts: int = 3) -> list[Any]:
@@ -219,7 +225,7 @@ def _run_options(limits: SandboxLimits, channel_dir: str) -> dict[str, Any]:
                     Ulimit(name="core", soft=0, hard=0)],
         "working_dir": "/tmp",
         "environment": {},
-        "labels": {LABEL: "1", OWNER_LABEL: owner_id()},
+        "labels": owner_labels(),
         "detach": True,
     }
 
@@ -398,17 +404,25 @@ class ContainerPool:
             if self._closed:
                 warm.discard()
                 return
+            self.last_error = None  # the engine starts containers again
             self._ready.put(warm)
 
     def acquire(self, timeout: float = 30.0) -> WarmContainer:
-        """A ready container (waits for one when the pool is drained)."""
+        """A ready container (waits for one when the pool is drained). When starting one
+        failed and none is ready, fails at once with that cause instead of waiting out the
+        timeout on an engine that cannot start containers."""
         if self._closed:
             raise SandboxError("the container pool is closed")
-        try:
-            warm = self._ready.get(timeout=timeout)
-        except queue.Empty:
-            raise SandboxUnavailable(f"no sandbox container became ready within {timeout:g} s"
-                                     + (f": {self.last_error}" if self.last_error else "")) from None
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                warm = self._ready.get(timeout=min(0.05, max(0.0, deadline - time.monotonic())))
+                break
+            except queue.Empty:
+                if self.last_error is not None:
+                    raise SandboxUnavailable(f"starting a sandbox container failed: {self.last_error}") from None
+                if time.monotonic() >= deadline:
+                    raise SandboxUnavailable(f"no sandbox container became ready within {timeout:g} s") from None
         self._wanted.release()
         return warm
 

@@ -1,42 +1,89 @@
 """Find (or start) a Docker-API engine for the `docker` backend.
 
-Order: `$POLAR_DOCKER_HOST`, `$DOCKER_HOST`, a Docker daemon at /var/run/docker.sock, and
-finally Podman's Docker-compatible API service, which Polar starts itself when podman is
-installed: `podman --runtime runc system service --time=0 unix://<socket>` (runc because
-crun fails on hybrid-cgroup hosts). The service keeps running after Polar exits so the next
-run starts fast; stop it with `polar sandbox doctor --stop-engine` or by killing the PID
-written next to the socket.
+Order: `$POLAR_DOCKER_HOST`, `$DOCKER_HOST`, a Docker daemon at /var/run/docker.sock (these
+are engines Polar is told to use: it attaches, never stops them), and finally Podman's
+Docker-compatible API service, which Polar starts itself when podman is installed:
+`podman --runtime runc system service --time=0 unix://<socket>` (runc because crun fails on
+hybrid-cgroup hosts), in the service folder `$POLAR_PODMAN_DIR`, else
+`<tmp>/polar-podman-<uid>` (one per account; the test suite uses its own).
+
+The service keeps running after Polar exits so the next run starts fast. It runs in `/`,
+not in the folder of whoever started it: podman's conmon fails every container start
+("Failed to get working directory") once that folder is deleted, as a removed checkout's is.
+`service.json` beside the socket records its pid and start time and its owner (the process,
+checkout, workspace and run that started it; `polar.ownership`). Before use the service is
+checked: the process listening on the socket (SO_PEERCRED) must be the recorded one, its
+working folder must exist, and it must answer a ping within 2 s. A stale one (dead, silent,
+or in a deleted folder) is stopped and replaced; a foreign one (a listener Polar did not
+record) is refused at once with its pid and how to clear it. Stop it with
+`polar sandbox doctor --stop-engine`.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
+import signal
+import socket
+import struct
 import subprocess
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
+from polar.ownership import (
+    cmdline,
+    describe,
+    owned_by_run,
+    owner_record,
+    process_alive,
+    start_ticks,
+)
 from polar.sandboxes.base import SandboxUnavailable
+
+PING_S = 2.0  # a live service answers a ping in milliseconds; a silent one is not waited on longer
+Health = Literal["healthy", "absent", "stale", "foreign"]
 
 
 def podman_socket_dir() -> Path:
-    return Path(tempfile.gettempdir()) / f"polar-podman-{os.getuid()}"
+    env = os.environ.get("POLAR_PODMAN_DIR")
+    return Path(env).expanduser() if env else Path(tempfile.gettempdir()) / f"polar-podman-{os.getuid()}"
 
 
-def engine_url() -> str | None:
-    """The URL of an engine that is already configured or running, else None."""
+def _socket() -> Path:
+    return podman_socket_dir() / "podman.sock"
+
+
+def _record_path() -> Path:
+    return podman_socket_dir() / "service.json"
+
+
+def read_record() -> dict[str, Any] | None:
+    """What `service.json` records about the service in this folder (None: nothing)."""
+    try:
+        return json.loads(_record_path().read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def _explicit_url() -> str | None:
     for var in ("POLAR_DOCKER_HOST", "DOCKER_HOST"):
         if os.environ.get(var):
             return os.environ[var]
     if Path("/var/run/docker.sock").exists():
         return "unix:///var/run/docker.sock"
-    sock = podman_socket_dir() / "podman.sock"
-    if sock.exists():
-        return f"unix://{sock}"
     return None
+
+
+def engine_url() -> str | None:
+    """The URL of an engine that is already configured or running, else None."""
+    url = _explicit_url()
+    if url is not None:
+        return url
+    return f"unix://{_socket()}" if _socket().exists() else None
 
 
 def _ping(url: str, timeout: float = 5.0) -> Any | None:
@@ -50,6 +97,48 @@ def _ping(url: str, timeout: float = 5.0) -> Any | None:
         return None
 
 
+def _peer_pid(sock: Path, timeout: float = 1.0) -> int | None:
+    """The pid of the process listening on a Unix socket (the kernel says: SO_PEERCRED);
+    None when nothing listens (a socket file left by a dead service)."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+        conn.settimeout(timeout)
+        try:
+            conn.connect(str(sock))
+        except OSError:
+            return None
+        pid, _, _ = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED,
+                                                        struct.calcsize("3i")))
+    return pid or None
+
+
+def service_health() -> tuple[Health, str]:
+    """The state of the podman service in this folder, and what was found, in words."""
+    sock, record = _socket(), read_record()
+    rec_alive = record is not None and process_alive(record.get("pid"), record.get("start_ticks"))
+    if not sock.exists():
+        if rec_alive:
+            return "stale", f"the recorded service (pid {record['pid']}) runs but its socket {sock} is gone"
+        return "absent", f"no service at {sock}"
+    peer = _peer_pid(sock)
+    if peer is None:
+        return "stale", f"nothing listens on {sock} (its service is gone)"
+    if not rec_alive or record is None or int(record["pid"]) != peer:
+        legacy = podman_socket_dir() / "service.pid"
+        note = f" (service.pid names pid {legacy.read_text().strip()})" if legacy.exists() else ""
+        return "foreign", (f"pid {peer} ({cmdline(peer)[:160]}) listens on {sock}, but Polar has no live record "
+                           f"of starting it in {_record_path()}{note}: started by an older Polar or by hand")
+    try:
+        cwd = os.readlink(f"/proc/{peer}/cwd")
+    except OSError:
+        cwd = ""
+    if cwd.endswith(" (deleted)"):
+        return "stale", (f"the service (pid {peer}, {describe(record)}) runs in a deleted folder "
+                         f"{cwd.removesuffix(' (deleted)')}: it cannot start containers")
+    if _ping(f"unix://{sock}", PING_S) is None:
+        return "stale", f"the service (pid {peer}) does not answer a ping within {PING_S:g} s"
+    return "healthy", f"pid {peer}, {describe(record)}"
+
+
 _started_here: list[subprocess.Popen] = []  # services this process started
 
 
@@ -59,13 +148,13 @@ def started_here() -> bool:
 
 
 def start_podman_service(wait_s: float = 20.0) -> str:
-    """Start Podman's Docker API service on a private socket; returns its URL."""
+    """Start Podman's Docker API service on this folder's socket; returns its URL."""
     podman = shutil.which("podman")
     if podman is None:
         raise SandboxUnavailable("no Docker engine found and podman is not installed "
                                  "(scripts/install_system_deps.sh installs podman and runc)")
     d = podman_socket_dir()
-    d.mkdir(mode=0o700, exist_ok=True)
+    d.mkdir(mode=0o700, parents=True, exist_ok=True)
     sock = d / "podman.sock"
     sock.unlink(missing_ok=True)
     argv = [podman]
@@ -73,9 +162,14 @@ def start_podman_service(wait_s: float = 20.0) -> str:
         argv += ["--runtime", "runc"]
     argv += ["system", "service", "--time=0", f"unix://{sock}"]
     log = open(d / "service.log", "ab")  # noqa: SIM115 - handed to the detached service
-    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log, cwd="/",
                             start_new_session=True)
-    (d / "service.pid").write_text(str(proc.pid))
+    record = {"pid": proc.pid, "start_ticks": start_ticks(proc.pid), "socket": str(sock),
+              "started_at": time.time(), "owner": owner_record()}
+    tmp = d / f"service.json.tmp{os.getpid()}"
+    tmp.write_text(json.dumps(record, indent=1))
+    tmp.replace(d / "service.json")
+    (d / "service.pid").unlink(missing_ok=True)  # an older Polar's record
     url = f"unix://{sock}"
     deadline = time.monotonic() + wait_s
     while time.monotonic() < deadline:
@@ -90,39 +184,81 @@ def start_podman_service(wait_s: float = 20.0) -> str:
                              f"see {d / 'service.log'}")
 
 
+def _clear_hint() -> str:
+    return (f"clear it with `polar sandbox doctor --stop-engine` (run where POLAR_PODMAN_DIR is "
+            f"{podman_socket_dir()}), or kill that pid; or point POLAR_PODMAN_DIR at another folder, or "
+            f"POLAR_DOCKER_HOST at an engine to use as it is")
+
+
 def docker_client(url: str | None = None, start: bool = True) -> Any:
-    """A docker SDK client for a live engine, starting Podman's service when needed."""
-    url = url or engine_url()
+    """A docker SDK client for a live engine: an engine Polar is told to use, else this
+    folder's podman service after a health check (a stale one is replaced, a foreign one
+    refused), else a podman service started now."""
+    url = url or _explicit_url()
     if url is not None:
         client = _ping(url)
+        if client is None:
+            raise SandboxUnavailable(f"the Docker engine at {url} does not answer")
+        return client
+    health, found = service_health()
+    if health == "healthy":
+        client = _ping(f"unix://{_socket()}", PING_S)
         if client is not None:
             return client
-        if not url.endswith(f"{podman_socket_dir()}/podman.sock"):
-            raise SandboxUnavailable(f"the Docker engine at {url} does not answer")
+        health, found = "stale", f"the service stopped answering ({found})"
+    if health == "foreign":
+        raise SandboxUnavailable(f"refusing podman's API service at {_socket()}: {found}; {_clear_hint()}")
     if not start:
-        raise SandboxUnavailable("no Docker engine is running")
+        raise SandboxUnavailable(f"no Docker engine is running ({found})")
+    if health == "stale":
+        _stop_recorded(read_record())
     client = _ping(start_podman_service())
     if client is None:
         raise SandboxUnavailable("podman's API service started but does not answer")
     return client
 
 
-def stop_podman_service() -> bool:
-    """Stop the service Polar started (SIGTERM; SIGKILL after 10 s when this process started
-    it and it has not exited); whether there was one."""
-    pid_file = podman_socket_dir() / "service.pid"
-    if not pid_file.exists():
+def _stop_recorded(record: dict[str, Any] | None, grace_s: float = 10.0) -> bool:
+    """Stop the service a record names, when that very process still runs (pid and start
+    time); SIGKILL after `grace_s`. Whether one was stopped."""
+    if record is None or not process_alive(record.get("pid"), record.get("start_ticks")):
         return False
-    with contextlib.suppress(ProcessLookupError, ValueError):
-        pid = int(pid_file.read_text())
-        os.kill(pid, 15)
-        for proc in _started_here:
-            if proc.pid == pid:
-                try:
-                    proc.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait()
-    pid_file.unlink(missing_ok=True)
-    (podman_socket_dir() / "podman.sock").unlink(missing_ok=True)
+    pid = int(record["pid"])
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGTERM)
+    mine = next((p for p in _started_here if p.pid == pid), None)
+    deadline = time.monotonic() + grace_s
+    while time.monotonic() < deadline:
+        if mine is not None and mine.poll() is not None:
+            break
+        if mine is None and not process_alive(pid, record.get("start_ticks")):
+            break
+        time.sleep(0.05)
+    else:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+        if mine is not None:
+            mine.wait()
     return True
+
+
+def stop_podman_service(run: str | None = None) -> bool:
+    """Stop the service this folder records (an older Polar's `service.pid` too); whether
+    there was one. With `run`, only a service that run started: another's is left alone."""
+    d = podman_socket_dir()
+    record = read_record()
+    if run is not None:
+        if not owned_by_run(record, run):
+            return False
+    elif record is None:  # an older Polar's service: its pid file only
+        pid_file = d / "service.pid"
+        if not pid_file.exists():
+            return False
+        with contextlib.suppress(ProcessLookupError, ValueError):
+            pid = int(pid_file.read_text())
+            record = {"pid": pid, "start_ticks": start_ticks(pid)}
+        pid_file.unlink(missing_ok=True)
+    stopped = _stop_recorded(record)
+    _record_path().unlink(missing_ok=True)
+    (d / "podman.sock").unlink(missing_ok=True)
+    return stopped or record is not None

@@ -32,7 +32,8 @@ def polar(args: list[str], cwd: Path, env: dict[str, str], timeout: float = 400)
 
 @pytest.fixture(scope="module")
 def workspace(tmp_path_factory):
-    """A workspace whose `local` profile points at a free port, with its own server state dir."""
+    """A workspace whose `local` profile points at a free port, with its own cache (the run's
+    state folder, POLAR_STATE_DIR, records its server, so the run's leak guard sees it)."""
     require_engine()
     require_model("smollm2-135m")
     ws = tmp_path_factory.mktemp("ws")
@@ -55,7 +56,9 @@ def _detokenize(port: int, ids: list[int]) -> str:
 
 
 def _server_log(ws: Path, port: int) -> str:
-    return (ws / "cache" / "servers" / f"127.0.0.1-{port}.log").read_text(errors="replace")
+    from polar.llm.serve import state_path
+
+    return state_path("127.0.0.1", port).with_suffix(".log").read_text(errors="replace")
 
 
 def test_serve_then_task_every_decision_comes_from_the_model(workspace):
@@ -63,7 +66,9 @@ def test_serve_then_task_every_decision_comes_from_the_model(workspace):
     r = polar(["serve-llm", "smollm2-135m", "--port", str(port)], ws, env)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "ready in" in r.stdout and "model: openai/smollm2-135m" in r.stdout
-    state = json.loads((ws / "cache" / "servers" / f"127.0.0.1-{port}.json").read_text())
+    from polar.llm.serve import state_path
+
+    state = json.loads(state_path("127.0.0.1", port).read_text())
     assert Path(f"/proc/{state['pid']}").exists() and state["engine"] == "llamacpp"
 
     r = polar(["task", TASK, "--harness", HARNESS, "--planner", "local", "--max-decisions", "4",

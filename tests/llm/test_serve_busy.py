@@ -43,7 +43,7 @@ def test_a_busy_server_of_ours_is_reused_not_started_again(tmp_path, monkeypatch
         assert serve.probe(s.base_url) is None  # the plain probe gives up: it looks absent
         state = {"pid": os.getpid(), "start_ticks": serve._start_ticks(os.getpid()), "served_name": "smollm2-135m",
                  "model": "smollm2-135m", "engine": "llamacpp", "api_base": s.api_base}
-        serve.state_path(s.host, port).parent.mkdir(parents=True)
+        serve.state_path(s.host, port).parent.mkdir(parents=True, exist_ok=True)
         serve.state_path(s.host, port).write_text(json.dumps(state))
         said: list[str] = []
         assert serve.ensure_server(s, announce=said.append)["started"] is False

@@ -25,7 +25,7 @@ def test_a_dead_server_of_ours_is_named_in_the_call_error(tmp_path, monkeypatch)
     monkeypatch.setenv("POLAR_CACHE_DIR", str(tmp_path))
     port = free_port()
     log = serve.state_path("127.0.0.1", port).with_suffix(".log")
-    log.parent.mkdir(parents=True)
+    log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("w") as out:
         proc = subprocess.Popen([sys.executable, "-c", "print('engine: loading model', flush=True); "
                                  "import time; time.sleep(60)"], stdout=out)

@@ -56,12 +56,12 @@ def test_a_binary_policy_file_is_a_one_line_error(tmp_path: Path, content: bytes
 def test_doctor_stops_the_engine_it_started(tmp_path: Path) -> None:
     """With no engine reachable, doctor starts Podman's service for its check and stops it.
 
-    A private TMPDIR gives this run its own service socket, so the engine other runs share
-    is never touched."""
+    A private service folder gives this run its own service socket, so the engine the rest of
+    the test run uses is never touched."""
     import os
 
     env = {k: v for k, v in os.environ.items() if k not in ("DOCKER_HOST", "POLAR_DOCKER_HOST")}
-    env["TMPDIR"] = str(tmp_path)
+    env["POLAR_PODMAN_DIR"] = str(tmp_path / f"polar-podman-{os.getuid()}")
     if Path("/var/run/docker.sock").exists():
         pytest.skip("a Docker daemon answers here: doctor would not start an engine")
     out = subprocess.run([*CLI, "doctor"], capture_output=True, text=True, timeout=180, env=env)
@@ -69,7 +69,7 @@ def test_doctor_stops_the_engine_it_started(tmp_path: Path) -> None:
     last = out.stdout.strip().splitlines()[-1]
     assert last == "engine: started Podman's API service for this check and stopped it again", out.stdout
     service_dir = tmp_path / f"polar-podman-{os.getuid()}"
-    assert not (service_dir / "service.pid").exists() and not (service_dir / "podman.sock").exists()
+    assert not (service_dir / "service.json").exists() and not (service_dir / "podman.sock").exists()
     assert _podman_services(service_dir) == []
 
 
