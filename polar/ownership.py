@@ -22,19 +22,26 @@ RUN_ENV = "POLAR_RUN_ID"
 _PACKAGE = Path(__file__).resolve().parent
 
 
+def _stat(pid: int) -> list[str] | None:
+    """/proc/PID/stat from field 3 (state) on; the command name before it may hold spaces."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+
+
 def start_ticks(pid: int) -> int | None:
     """When the process started (clock ticks since boot), from /proc; None when it is gone.
     With the pid it names a process uniquely: a recycled pid has a later start."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    return int(stat.rsplit(")", 1)[1].split()[19])  # field 22; the command name may hold spaces
+    stat = _stat(pid)
+    return None if stat is None else int(stat[19])  # field 22
 
 
 def process_alive(pid: Any, ticks: Any) -> bool:
-    """Whether the process recorded as (pid, start ticks) still runs."""
-    return pid is not None and ticks is not None and start_ticks(int(pid)) == int(ticks)
+    """Whether the process recorded as (pid, start ticks) still runs (a zombie, dead but not yet
+    reaped by its parent, does not)."""
+    stat = None if pid is None or ticks is None else _stat(int(pid))
+    return stat is not None and int(stat[19]) == int(ticks) and stat[0] not in ("Z", "X")
 
 
 def run_id() -> str:

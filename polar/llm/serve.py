@@ -45,7 +45,15 @@ from pydantic import Field
 from polar.config import StrictModel
 from polar.errors import PolarError
 from polar.llm.models import Engine, ModelEntry, cache_dir, resolve_model, weights_path
-from polar.ownership import cmdline, describe, owned_by_run, owner_record, run_id, start_ticks
+from polar.ownership import (
+    cmdline,
+    describe,
+    owned_by_run,
+    owner_record,
+    process_alive,
+    run_id,
+    start_ticks,
+)
 
 
 class ServeError(PolarError):
@@ -188,8 +196,7 @@ _start_ticks = start_ticks  # the name the tests know
 
 def is_alive(state: dict[str, Any]) -> bool:
     """Whether the recorded process still runs (and is ours: same pid and start time)."""
-    pid = state.get("pid")
-    return pid is not None and _start_ticks(int(pid)) == state.get("start_ticks")
+    return process_alive(state.get("pid"), state.get("start_ticks"))
 
 
 def probe(base_url: str, timeout: float = 2.0) -> list[str] | None:

@@ -142,3 +142,41 @@ def test_listing_retries_podmans_race_with_an_exiting_container() -> None:
     assert reap_orphans(client) == 0 and client.containers.calls == 3
     with pytest.raises(docker.errors.APIError, match="permission denied"):
         reap_orphans(Client(["permission denied"]))
+
+
+HOLD = textwrap.dedent("""
+    import time
+    from polar.sandboxes.base import SandboxLimits, make_sandbox
+    box = make_sandbox("docker", SandboxLimits(timeout_s=5.0, load_timeout_s=20))
+    box.load("def f():\\n    return 1\\n")
+    print("ready", flush=True)
+    time.sleep(600)
+""")
+
+
+def test_a_run_sees_only_its_own_containers(docker_engine) -> None:
+    """Two runs on one engine (two test runs, or a test run and a user's compare): each lists
+    only the containers its own run started."""
+    from polar.ownership import RUN_ENV, checkout, run_id
+    from polar.sandboxes.docker import CHECKOUT_LABEL, RUN_LABEL, run_containers
+
+    other = subprocess.Popen([sys.executable, "-c", HOLD], stdout=subprocess.PIPE, text=True,
+                             env={**os.environ, RUN_ENV: "another-run"})
+    try:
+        assert other.stdout is not None and other.stdout.readline().strip() == "ready"
+        with make_sandbox("docker", LIMITS, client=docker_engine) as box:
+            box.load("def f():\n    return 1\n")
+            ours = {c.id for c in run_containers(docker_engine)}
+            theirs = run_containers(docker_engine, "another-run")
+            assert box._warm.container.id in ours
+            assert len(theirs) == 1 and theirs[0].id not in ours
+            assert theirs[0].labels[RUN_LABEL] == "another-run" and theirs[0].labels[CHECKOUT_LABEL] == checkout()
+            assert all(c.labels[RUN_LABEL] == run_id() for c in run_containers(docker_engine))
+    finally:
+        other.kill()
+        other.wait(timeout=60)
+    reap_orphans(docker_engine)  # its owner is dead: an orphan of any run is removed
+    deadline = time.monotonic() + 30
+    while run_containers(docker_engine, "another-run") and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert run_containers(docker_engine, "another-run") == []
