@@ -12,9 +12,11 @@ folder records; everything else is foreign: refused, or used only when it is tol
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import socket
+import time
 from pathlib import Path
 from typing import Any
 
@@ -88,3 +90,16 @@ def cmdline(pid: int) -> str:
         return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
     except OSError:
         return ""
+
+
+def record_owner(entry: Path) -> None:
+    """Note beside a cache entry Polar just made who made it (`<entry>.owner.json`). Entries are
+    content-keyed and written under a per-process temporary name, then renamed, so a user's run
+    and a test run sharing the artefact cache never write into each other's half-made entry."""
+    sidecar = entry.with_name(entry.name + ".owner.json")
+    tmp = sidecar.with_name(f"{sidecar.name}.tmp{os.getpid()}")
+    try:
+        tmp.write_text(json.dumps({**owner_record(), "made_at": time.time()}, indent=1))
+        tmp.replace(sidecar)
+    except OSError:
+        tmp.unlink(missing_ok=True)  # a read-only cache: the entry stands without its note
