@@ -13,10 +13,12 @@ not in the folder of whoever started it: podman's conmon fails every container s
 `service.json` beside the socket records its pid and start time and its owner (the process,
 checkout, workspace and run that started it; `polar.ownership`). Before use the service is
 checked: the process listening on the socket (SO_PEERCRED) must be the recorded one, its
-working folder must exist, and it must answer a ping within 2 s. A stale one (dead, silent,
-or in a deleted folder) is stopped and replaced; a foreign one (a listener Polar did not
-record) is refused at once with its pid and how to clear it. Stop it with
-`polar sandbox doctor --stop-engine`.
+working folder must exist, and it must answer a ping within 5 s. A stale one (gone, or in a
+deleted folder) is stopped and replaced; a silent one is refused (it may only be overloaded:
+killing it would break the runs using it); a foreign one (a listener Polar did not
+record, nor an older Polar's `service.pid`) is refused at once with its pid and how to clear
+it. An older Polar's service (`service.pid` only) is checked the same way: reused while
+healthy, replaced once stale. Stop it with `polar sandbox doctor --stop-engine`.
 """
 
 from __future__ import annotations
@@ -44,8 +46,8 @@ from polar.ownership import (
 )
 from polar.sandboxes.base import SandboxUnavailable
 
-PING_S = 2.0  # a live service answers a ping in milliseconds; a silent one is not waited on longer
-Health = Literal["healthy", "absent", "stale", "foreign"]
+PING_S = 5.0  # a live service answers a ping in milliseconds, a busy machine's in a second or two
+Health = Literal["healthy", "absent", "stale", "foreign", "unresponsive"]
 
 
 def podman_socket_dir() -> Path:
@@ -67,6 +69,19 @@ def read_record() -> dict[str, Any] | None:
         return json.loads(_record_path().read_text())
     except (OSError, ValueError):
         return None
+
+
+def _recorded() -> dict[str, Any] | None:
+    """The service this folder records: `service.json`, else an older Polar's `service.pid`
+    (pid only; its start time is taken now, its owner is unknown)."""
+    record = read_record()
+    if record is not None:
+        return record
+    try:
+        pid = int((podman_socket_dir() / "service.pid").read_text())
+    except (OSError, ValueError):
+        return None
+    return {"pid": pid, "start_ticks": start_ticks(pid), "owner": None, "legacy": True}
 
 
 def _explicit_url() -> str | None:
@@ -113,7 +128,7 @@ def _peer_pid(sock: Path, timeout: float = 1.0) -> int | None:
 
 def service_health() -> tuple[Health, str]:
     """The state of the podman service in this folder, and what was found, in words."""
-    sock, record = _socket(), read_record()
+    sock, record = _socket(), _recorded()
     rec_alive = record is not None and process_alive(record.get("pid"), record.get("start_ticks"))
     if not sock.exists():
         if rec_alive:
@@ -123,10 +138,9 @@ def service_health() -> tuple[Health, str]:
     if peer is None:
         return "stale", f"nothing listens on {sock} (its service is gone)"
     if not rec_alive or record is None or int(record["pid"]) != peer:
-        legacy = podman_socket_dir() / "service.pid"
-        note = f" (service.pid names pid {legacy.read_text().strip()})" if legacy.exists() else ""
         return "foreign", (f"pid {peer} ({cmdline(peer)[:160]}) listens on {sock}, but Polar has no live record "
-                           f"of starting it in {_record_path()}{note}: started by an older Polar or by hand")
+                           f"of starting it in {_record_path()} (or an older Polar's service.pid): started by "
+                           f"hand or by another program")
     try:
         cwd = os.readlink(f"/proc/{peer}/cwd")
     except OSError:
@@ -134,8 +148,8 @@ def service_health() -> tuple[Health, str]:
     if cwd.endswith(" (deleted)"):
         return "stale", (f"the service (pid {peer}, {describe(record)}) runs in a deleted folder "
                          f"{cwd.removesuffix(' (deleted)')}: it cannot start containers")
-    if _ping(f"unix://{sock}", PING_S) is None:
-        return "stale", f"the service (pid {peer}) does not answer a ping within {PING_S:g} s"
+    if _ping(f"unix://{sock}", PING_S) is None:  # alive and ours, but maybe only overloaded: not killed
+        return "unresponsive", f"the service (pid {peer}, {describe(record)}) does not answer a ping within {PING_S:g} s"
     return "healthy", f"pid {peer}, {describe(record)}"
 
 
@@ -185,9 +199,8 @@ def start_podman_service(wait_s: float = 20.0) -> str:
 
 
 def _clear_hint() -> str:
-    return (f"clear it with `polar sandbox doctor --stop-engine` (run where POLAR_PODMAN_DIR is "
-            f"{podman_socket_dir()}), or kill that pid; or point POLAR_PODMAN_DIR at another folder, or "
-            f"POLAR_DOCKER_HOST at an engine to use as it is")
+    return (f"Polar does not stop what it did not start: kill that pid if it is yours to stop, point "
+            f"POLAR_PODMAN_DIR at another folder, or set POLAR_DOCKER_HOST=unix://{_socket()} to use it as it is")
 
 
 def docker_client(url: str | None = None, start: bool = True) -> Any:
@@ -205,13 +218,17 @@ def docker_client(url: str | None = None, start: bool = True) -> Any:
         client = _ping(f"unix://{_socket()}", PING_S)
         if client is not None:
             return client
-        health, found = "stale", f"the service stopped answering ({found})"
+        health, found = "unresponsive", f"the service stopped answering ({found})"
     if health == "foreign":
         raise SandboxUnavailable(f"refusing podman's API service at {_socket()}: {found}; {_clear_hint()}")
+    if health == "unresponsive":
+        raise SandboxUnavailable(f"podman's API service at {_socket()} is running but silent: {found}. It may "
+                                 f"only be overloaded (try again), or hung: stop it with `polar sandbox doctor "
+                                 f"--stop-engine` and the next call starts a fresh one")
     if not start:
         raise SandboxUnavailable(f"no Docker engine is running ({found})")
     if health == "stale":
-        _stop_recorded(read_record())
+        _stop_recorded(_recorded())
     client = _ping(start_podman_service())
     if client is None:
         raise SandboxUnavailable("podman's API service started but does not answer")
@@ -245,20 +262,10 @@ def _stop_recorded(record: dict[str, Any] | None, grace_s: float = 10.0) -> bool
 def stop_podman_service(run: str | None = None) -> bool:
     """Stop the service this folder records (an older Polar's `service.pid` too); whether
     there was one. With `run`, only a service that run started: another's is left alone."""
-    d = podman_socket_dir()
-    record = read_record()
-    if run is not None:
-        if not owned_by_run(record, run):
-            return False
-    elif record is None:  # an older Polar's service: its pid file only
-        pid_file = d / "service.pid"
-        if not pid_file.exists():
-            return False
-        with contextlib.suppress(ProcessLookupError, ValueError):
-            pid = int(pid_file.read_text())
-            record = {"pid": pid, "start_ticks": start_ticks(pid)}
-        pid_file.unlink(missing_ok=True)
-    stopped = _stop_recorded(record)
-    _record_path().unlink(missing_ok=True)
-    (d / "podman.sock").unlink(missing_ok=True)
-    return stopped or record is not None
+    record = _recorded()
+    if record is None or (run is not None and not owned_by_run(record, run)):
+        return False
+    _stop_recorded(record)
+    for name in ("service.json", "service.pid", "podman.sock"):
+        (podman_socket_dir() / name).unlink(missing_ok=True)
+    return True

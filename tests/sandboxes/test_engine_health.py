@@ -45,12 +45,13 @@ def service_dir(monkeypatch, docker_engine) -> Iterator[Path]:
 
 def by_hand(sock: Path, cwd: Path) -> subprocess.Popen:
     """A podman service started the way an older Polar did: in the starter's folder."""
-    proc = subprocess.Popen(["podman", "--runtime", "runc", "system", "service", "--time=0", f"unix://{sock}"],
-                            cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, start_new_session=True)
+    log = sock.with_name("by-hand.log")
+    with log.open("ab") as out:
+        proc = subprocess.Popen(["podman", "--runtime", "runc", "system", "service", "--time=0", f"unix://{sock}"],
+                                cwd=cwd, stdin=subprocess.DEVNULL, stdout=out, stderr=out, start_new_session=True)
     deadline = time.monotonic() + 60  # a loaded machine
-    while engine._ping(f"unix://{sock}", 1.0) is None:
-        assert time.monotonic() < deadline and proc.poll() is None, "podman's service did not start"
+    while engine._ping(f"unix://{sock}", 5.0) is None:
+        assert time.monotonic() < deadline and proc.poll() is None, f"podman's service did not start: {log.read_text()}"
         time.sleep(0.1)
     return proc
 
@@ -90,21 +91,25 @@ def test_a_deleted_checkouts_service_does_not_break_another_checkouts_next_call(
     assert engine.read_record()["pid"] == record["pid"]  # healthy: reused, not replaced
 
 
-def test_a_service_running_in_a_deleted_folder_is_replaced_within_5_s(service_dir, tmp_path):
-    """An older Polar's service started in a checkout that is now deleted answers pings but
-    cannot start a container: found stale, stopped, and replaced."""
+@pytest.mark.parametrize("recorded_by", ["service.pid", "service.json"])
+def test_a_service_running_in_a_deleted_folder_is_replaced_within_5_s(service_dir, tmp_path, recorded_by):
+    """A service started in a checkout that is now deleted (as an older Polar started it, with
+    its pid file) answers pings but cannot start a container: found stale, stopped, replaced."""
     checkout_a = tmp_path / "checkout-a"
     checkout_a.mkdir()
     old = by_hand(service_dir / "podman.sock", checkout_a)
     try:
-        (service_dir / "service.json").write_text(json.dumps({
-            "pid": old.pid, "start_ticks": ownership.start_ticks(old.pid), "owner": {"run": "an-older-run"}}))
+        if recorded_by == "service.pid":
+            (service_dir / "service.pid").write_text(str(old.pid))
+        else:
+            (service_dir / "service.json").write_text(json.dumps({
+                "pid": old.pid, "start_ticks": ownership.start_ticks(old.pid), "owner": {"run": "an-older-run"}}))
         shutil.rmtree(checkout_a)
         health, found = engine.service_health()
         assert health == "stale" and f"runs in a deleted folder {checkout_a}" in found
         assert sandbox_call_s() < 5.0
         assert old.wait(timeout=10) is not None  # the stale one was stopped
-        assert engine.read_record()["pid"] != old.pid
+        assert engine.read_record()["pid"] != old.pid and not (service_dir / "service.pid").exists()
     finally:
         stop(old)
 
@@ -129,13 +134,13 @@ def test_a_foreign_service_is_refused_at_once_with_its_pid_and_how_to_clear_it(s
         assert time.monotonic() - t0 < 5.0
         msg = str(err.value)
         assert f"pid {foreign.pid} (" in msg and "podman" in msg and "no live record" in msg
-        assert "polar sandbox doctor --stop-engine" in msg and "POLAR_DOCKER_HOST" in msg
+        assert "kill that pid" in msg and "POLAR_DOCKER_HOST" in msg
         assert foreign.poll() is None  # refused, not stopped
     finally:
         stop(foreign)
 
 
-def test_a_pool_on_an_engine_that_cannot_start_containers_fails_at_once(service_dir, tmp_path):
+def test_a_pool_on_an_engine_that_cannot_start_containers_fails_at_once(service_dir, tmp_path, docker_engine):
     """A client straight at a broken service (no health check on that path): the pool's first
     start fails, and acquire says why at once instead of waiting out its 30 s."""
     from polar.sandboxes.docker import ContainerPool
@@ -153,3 +158,29 @@ def test_a_pool_on_an_engine_that_cannot_start_containers_fails_at_once(service_
             assert time.monotonic() - t0 < 10.0
     finally:
         stop(broken)
+        # the containers the broken service created but could not start, removed through a working one
+        from polar.sandboxes.docker import OWNER_LABEL, finish_removals, owner_id
+
+        finish_removals()
+        for c in docker_engine.containers.list(all=True, filters={"label": f"{OWNER_LABEL}={owner_id()}"}):
+            if c.status in ("created", "exited"):
+                c.remove(force=True)
+
+
+def test_a_silent_service_is_refused_not_killed(service_dir):
+    """A service of ours that is alive but does not answer (stopped here with SIGSTOP; on a
+    real machine, overloaded or hung) is refused with what was found; other runs may be using
+    it, so it is not killed."""
+    engine.docker_client()
+    record = engine.read_record()
+    os.kill(record["pid"], signal.SIGSTOP)
+    try:
+        t0 = time.monotonic()
+        with pytest.raises(SandboxUnavailable, match="running but silent: the service .* does not answer a ping "
+                                                      "within 5 s.*polar sandbox doctor --stop-engine"):
+            engine.docker_client()
+        assert time.monotonic() - t0 < 15.0
+        assert ownership.process_alive(record["pid"], record["start_ticks"])
+    finally:
+        os.kill(record["pid"], signal.SIGCONT)
+    assert engine.service_health()[0] == "healthy"
