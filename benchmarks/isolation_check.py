@@ -67,6 +67,7 @@ def figures(details: dict[str, Any]) -> list[Figure]:
                int(details["user_server_survived"]), "", 1),
         Figure("user episodes ended as llm-error", details["user_llm_errors"], "episodes", 0, "lower"),
         Figure("user episodes checked (polar task + polar compare)", details["user_episodes"], "episodes"),
+        Figure("user LLM calls answered by the user's server in those episodes", details["user_llm_calls"], "calls"),
     ]
 
 
@@ -97,6 +98,7 @@ def workspace(root: Path, port: int) -> None:
     profile = yaml.safe_load((REPO / "planners" / "polar-planner.yaml").read_text())
     profile["server"] |= {"port": port, "threads": 1}
     profile["logprobs"] = False
+    profile["cache_dir"] = None  # no replayed replies: every decision asks the server during the tests
     (root / "planners").mkdir()
     (root / "planners" / "polar-planner.yaml").write_text(yaml.safe_dump(profile))
     (root / "isolation-user.yaml").write_text(yaml.safe_dump(SUITE))
@@ -116,14 +118,14 @@ def user_state(port: int) -> dict[str, Any] | None:
     return json.loads(out.stdout)
 
 
-def causes(folder: Path) -> list[str | None]:
-    """The failure cause of every episode recorded under `folder` (None: it succeeded)."""
-    found: list[str | None] = []
+def episodes(folder: Path) -> list[dict[str, Any]]:
+    """Every episode recorded under `folder`: its failure cause (None: it succeeded) and LLM calls."""
+    found: list[dict[str, Any]] = []
 
     def walk(node: Any) -> None:
         if isinstance(node, dict):
             if "failure_cause" in node and "decisions" in node:
-                found.append(node["failure_cause"])
+                found.append({"cause": node["failure_cause"], "llm_calls": node.get("llm_calls", 0)})
             for v in node.values():
                 walk(v)
         elif isinstance(node, list):
@@ -192,9 +194,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     for proc in [*tasks, compare]:
         proc.wait(timeout=3600)
     rcs = {f"task-{i}": p.returncode for i, p in enumerate(tasks)} | {"compare": compare.returncode}
-    episode_causes = {f"task-{i}": causes(root / f"task-{i}") for i in range(len(tasks))}
-    episode_causes["compare"] = causes(root / "compare")
-    flat = [c for cs in episode_causes.values() for c in cs]
+    by_command = {f"task-{i}": episodes(root / f"task-{i}") for i in range(len(tasks))}
+    by_command["compare"] = episodes(root / "compare")
+    flat = [e for es in by_command.values() for e in es]
 
     stopped = subprocess.run([sys.executable, "-c", f"from polar.llm import serve; "
                               f"print(serve.stop('127.0.0.1', {port}, run={owner.get('run')!r}) is not None)"],
@@ -203,11 +205,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                "tests_tail": test_out.strip().splitlines()[-1:] if test_out.strip() else [],
                "user_port": port, "user_server_pid": state["pid"], "user_server_survived": survived,
                "user_commands_rc": rcs, "user_episodes": len(flat),
-               "user_llm_errors": sum(c == "llm-error" for c in flat),
-               "user_causes": episode_causes,
+               "user_llm_errors": sum(e["cause"] == "llm-error" for e in flat),
+               "user_llm_calls": sum(e["llm_calls"] for e in flat),
+               "user_episodes_by_command": by_command,
                "user_server_stopped_at_end": stopped.stdout.strip() == "True", "workspace": str(root)}
     write_result("isolation_check", script_command("isolation_check.py"), figures(details), details)
-    print(json.dumps({k: v for k, v in details.items() if k != "user_causes"}, indent=1))
+    print(json.dumps({k: v for k, v in details.items() if k != "user_episodes_by_command"}, indent=1))
     # polar task exits 0 when solved, 1 when not (a 135M planner fails some), 3 on llm-error
     ok = (tests.returncode == 0 and survived and details["user_llm_errors"] == 0 and len(flat) > 0
           and rcs["compare"] == 0 and all(rc in (0, 1) for rc in rcs.values()))
