@@ -40,7 +40,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field
+from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
 from polar.config import StrictModel
 from polar.errors import PolarError
@@ -94,6 +94,15 @@ class ServerSettings(StrictModel):
         "Use a server that answers on this port although this Polar's state folder does not record it "
         "(one started by hand, by another checkout or cache). Polar never stops a server it attached to."))
     startup_timeout_s: float = Field(default=300.0, gt=0)
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """`attach` appears only when set: a dumped server block (a per-seed model's profile
+        overrides, part of its cells' keys) stays what it was before the field existed."""
+        out = handler(self)
+        if not self.attach:
+            out.pop("attach", None)
+        return out
 
     @property
     def base_url(self) -> str:

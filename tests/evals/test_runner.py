@@ -179,7 +179,7 @@ def test_cells_on_one_local_engine_run_one_at_a_time(tmp_path: Path) -> None:
             profile = tmp_path / f"{name}.yaml"
             profile.write_text(yaml.safe_dump({
                 "backend": "llm", "model": "openai/smollm2-135m", "mode": "skill", "timeout_s": 10,
-                "server": {"model": "smollm2-135m", "port": server.port, "autostart": False},
+                "server": {"model": "smollm2-135m", "port": server.port, "autostart": False, "attach": True},
                 "temperature": temperature, "retries": {"max_attempts": 1}, "repair_rounds": 0,
                 "structured_output": "none", "cache_dir": None, "record_path": None,
             }))
@@ -235,7 +235,7 @@ def test_a_planner_trained_per_seed_plays_each_seed_with_its_own_model(tmp_path:
         profile = tmp_path / "p.yaml"
         profile.write_text(yaml.safe_dump({
             "backend": "llm", "model": "openai/smollm2-135m", "mode": "skill", "timeout_s": 10,
-            "server": {"model": "smollm2-135m", "port": s0.port, "autostart": False},
+            "server": {"model": "smollm2-135m", "port": s0.port, "autostart": False, "attach": True},
             "retries": {"max_attempts": 1}, "repair_rounds": 0, "structured_output": "none",
             "cache_dir": None, "record_path": None,
         }))
