@@ -19,7 +19,8 @@ each test the files of this run that appeared during it and whose process is ali
 with the test's id; at the end of the run every such server still alive is stopped and named
 with the test that started it, and the run fails (a leaked llama.cpp server holds a core and
 ~200 MB for good). Sandbox containers of this run still present fail it the same way. The
-podman service this run started is stopped at the end.
+podman service this run started is stopped at the end. A run killed with SIGKILL leaves its
+folder behind: the next run stops what that folder records and removes it.
 """
 
 from __future__ import annotations
@@ -65,10 +66,44 @@ def _isolate() -> Path:
     return root
 
 
+def _reap_dead_runs() -> list[str]:
+    """Clear what an earlier test run killed with SIGKILL left behind: for each
+    /tmp/polar-test-* folder whose session process is gone, stop the servers and the podman
+    service it recorded (each checked by pid and start time) and remove the folder. A live
+    run's folder (another checkout's test run, right now) is left alone."""
+    from polar.sandboxes import engine
+
+    cleared, podman_dir = [], os.environ.get("POLAR_PODMAN_DIR")
+    for root in Path(tempfile.gettempdir()).glob("polar-test-*"):
+        try:
+            pid = int(json.loads((root / "session.json").read_text())["pid"])
+        except (OSError, ValueError, KeyError):
+            continue  # not one of ours, or still being set up
+        if ownership.start_ticks(pid) is not None:
+            continue  # that session still runs (or its pid is reused: left alone, to be safe)
+        for f in (root / "state").glob("*.json"):
+            with contextlib.suppress(OSError, ValueError):
+                state = json.loads(f.read_text())
+                if serve.is_alive(state):
+                    os.killpg(int(state["pid"]), 9)
+        with contextlib.suppress(Exception):
+            os.environ["POLAR_PODMAN_DIR"] = str(root / "podman")
+            engine.stop_podman_service()
+        shutil.rmtree(root, ignore_errors=True)
+        cleared.append(str(root))
+    if podman_dir is None:
+        os.environ.pop("POLAR_PODMAN_DIR", None)
+    else:
+        os.environ["POLAR_PODMAN_DIR"] = podman_dir
+    return cleared
+
+
 def pytest_configure(config: pytest.Config) -> None:
     global _root
     if _root is None:
+        _reap_dead_runs()
         _root = _isolate()
+        (_root / "session.json").write_text(json.dumps({"pid": os.getpid(), "run": ownership.run_id()}))
 
 
 def _live_state_files(since: float) -> list[Path]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -183,3 +184,34 @@ def test_the_test_runs_leak_guard_stops_its_own_leak_and_never_the_users_server(
     finally:
         user.kill()
         user.wait()
+
+
+def test_a_killed_test_runs_leftovers_are_cleared_by_the_next_run():
+    """A test run killed with SIGKILL never reaches its leak guard: the next run stops the
+    servers its folder records and removes the folder; a live run's folder is left alone."""
+    import tempfile
+
+    from tests.conftest import _reap_dead_runs
+
+    dead_session = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead_session.wait()
+    roots = {name: Path(tempfile.mkdtemp(prefix="polar-test-")) for name in ("dead", "live")}
+    server = sleeper()
+    try:
+        for name, pid in (("dead", dead_session.pid), ("live", os.getpid())):
+            (roots[name] / "session.json").write_text(json.dumps({"pid": pid, "run": name}))
+            (roots[name] / "state").mkdir()
+        state = {"pid": server.pid, "start_ticks": ownership.start_ticks(server.pid), "owner": {"run": "dead"}}
+        (roots["dead"] / "state" / "127.0.0.1-1.json").write_text(json.dumps(state))
+        podman_dir = os.environ.get("POLAR_PODMAN_DIR")
+        cleared = _reap_dead_runs()
+        assert str(roots["dead"]) in cleared and not roots["dead"].exists()
+        assert server.wait(timeout=10) == -9  # its server: stopped
+        assert str(roots["live"]) not in cleared and roots["live"].exists()
+        assert os.environ.get("POLAR_PODMAN_DIR") == podman_dir  # this run's own setting is kept
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+        for root in roots.values():
+            shutil.rmtree(root, ignore_errors=True)
