@@ -151,11 +151,14 @@ def test_a_pool_on_an_engine_that_cannot_start_containers_fails_at_once(service_
     try:
         shutil.rmtree(checkout_a)
         client = engine._ping(f"unix://{service_dir / 'podman.sock'}")
-        with ContainerPool(LIMITS, size=1, client=client) as pool:
+        pool = ContainerPool(LIMITS, size=1, client=client)
+        try:
             t0 = time.monotonic()
             with pytest.raises(SandboxUnavailable, match="starting a sandbox container failed"):
                 pool.acquire(timeout=30.0)
             assert time.monotonic() - t0 < 10.0
+        finally:
+            pool.close(wait_s=60.0)  # and wait for its refill thread's start under way
     finally:
         stop(broken)
         # the containers the broken service created but could not start, removed through a working one
