@@ -91,22 +91,25 @@ def owner_labels() -> dict[str, str]:
 
 def run_containers(client: Any, run: str | None = None) -> list[Any]:
     """Every sandbox container of this run (or `run`), running or not; none of another run's."""
-    return client.containers.list(all=True, filters={"label": [LABEL, f"{RUN_LABEL}={run or run_id()}"]})
+    return _list_sandboxes(client, labels=[f"{RUN_LABEL}={run or run_id()}"])
 
 
-def _list_sandboxes(client: Any, attempts: int = 3) -> list[Any]:
-    """Every sandbox container. Podman answers 500 ("read /proc/PID/cgroup: no such process")
-    when a container exits while it lists them: that race is retried, not reported."""
+def _list_sandboxes(client: Any, attempts: int = 5, labels: list[str] | None = None) -> list[Any]:
+    """Every sandbox container (with all these labels). Podman answers 500 ("read
+    /proc/PID/cgroup: no such process") when a container exits while it lists them, and the
+    SDK's inspection of each listed container fails ("no such container") when one is removed
+    in between: those races are retried, not reported."""
     import docker.errors
 
+    filters = {"label": [LABEL, *(labels or [])]}
     for attempt in range(1, attempts):
         try:
-            return client.containers.list(all=True, filters={"label": LABEL})
+            return client.containers.list(all=True, filters=filters)
         except docker.errors.APIError as err:
-            if "no such process" not in str(err):
+            if "no such process" not in str(err) and "no such container" not in str(err):
                 raise
             time.sleep(0.1 * attempt)
-    return client.containers.list(all=True, filters={"label": LABEL})
+    return client.containers.list(all=True, filters=filters)
 
 
 def reap_orphans(client: Any) -> int:
