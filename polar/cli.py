@@ -59,9 +59,6 @@ for _name in CLI_MODULES:
 
 
 def main() -> None:
-    from polar.ownership import run_id
-
-    run_id()  # this command's run id, exported before anything starts a worker, server or container
     try:
         app()
     except PolarError as err:

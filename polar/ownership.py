@@ -93,9 +93,8 @@ def cmdline(pid: int) -> str:
 
 
 def record_owner(entry: Path) -> None:
-    """Note beside a cache entry Polar just made who made it (`<entry>.owner.json`). Entries are
-    content-keyed and written under a per-process temporary name, then renamed, so a user's run
-    and a test run sharing the artefact cache never write into each other's half-made entry."""
+    """Note beside a cache entry Polar just made who made it (`<entry>.owner.json`): the cache's
+    artefacts are shared between a user's runs and the test suite's (tests/conftest.py)."""
     sidecar = entry.with_name(entry.name + ".owner.json")
     tmp = sidecar.with_name(f"{sidecar.name}.tmp{os.getpid()}")
     try:

@@ -10,7 +10,7 @@ servers take free ports (`tests.llm.engine.free_port`).
 The artefacts `make install` puts in the user's cache (the assembled Gemma GGUF, merged shipped
 models, llama.cpp's GGUF converter, dequantised checkpoints and tokenizers, the llama.cpp
 wheel) are symlinked into the test cache, not copied: they are content-keyed and written
-atomically (a temporary name, then a rename), so sharing them is safe, nothing is rebuilt or
+under a temporary name, then renamed, so sharing them is safe, nothing is rebuilt or
 downloaded per run, and one a test builds is kept for the next run as before. The state
 folder is never shared. A test that damages a cache entry on purpose uses a cache of its own.
 

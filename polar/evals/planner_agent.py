@@ -78,18 +78,10 @@ def model_charges(model: str) -> dict[str, int]:
 def _weights_fingerprint(model: str) -> list[str]:
     """A trained model's weights enter the key (a shipped adapter's path holds its content
     digest; a registered model's, its version); a built-in model is fixed by its package."""
-    from polar.llm.models import cache_dir, resolve_model
+    from polar.llm.models import resolve_model
 
     entry = resolve_model(model)
-    if entry.source.startswith("builtin:"):
-        return []
-    # where the cache lives is not the model: a merged shipped model's path (its name holds the
-    # content digest) is keyed as under the default cache, so a run with its own POLAR_CACHE_DIR
-    # (the test suite's, another checkout's) keys the committed cells as they were made
-    path = Path(entry.path)
-    if path.is_relative_to(cache_dir()):
-        path = Path.home() / ".cache" / "polar" / path.relative_to(cache_dir())
-    return [f"model:{path}"]
+    return [] if entry.source.startswith("builtin:") else [f"model:{entry.path}"]
 
 
 class PlannerAgent(EvalAgent):

@@ -18,14 +18,12 @@ makes and writes them.
 
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 from typing import Any
 
 from polar.errors import ConfigError
 from polar.llm.models import ADAPTER_FILES, ModelEntry, ShippedModel, read_shipped, resolve_model
-from polar.ownership import record_owner
 
 # provenance keys that are paths on the training machine: dropped from a shipped copy
 LOCAL_PATHS = ("base_checkpoint", "dataset", "checkpoint", "adapter")
@@ -51,15 +49,14 @@ def materialise(entry: ModelEntry) -> Path:
     lm = AutoModelForCausalLM.from_pretrained(base_dir, dtype=torch.float32)
     for a in model.adapters:
         lm = PeftModel.from_pretrained(lm, folder / a).merge_and_unload()
-    work = gguf.with_name(f"{gguf.stem}.merging{os.getpid()}")  # per process: a test run shares this cache
+    work = gguf.with_suffix(".merging")
     shutil.rmtree(work, ignore_errors=True)
     lm.save_pretrained(work)
     load_tokenizer(base_dir).save_pretrained(work)
     try:
-        to_gguf(work, gguf.with_name(f"{gguf.name}.tmp{os.getpid()}"), model.gguf_type).replace(gguf)
+        to_gguf(work, gguf.with_suffix(".gguf.tmp"), model.gguf_type).replace(gguf)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    record_owner(gguf)
     return gguf
 
 

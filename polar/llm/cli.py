@@ -249,8 +249,7 @@ def serve_llm_cmd(
     show_status: Annotated[bool, typer.Option("--status", help="Say what runs on --host/--port.")] = False,
 ) -> None:
     """Start a real OpenAI-compatible engine for a local model, wait until it answers, and
-    leave it running in the background (its state file, with its owner, and log in the state
-    folder: $POLAR_STATE_DIR, else ~/.cache/polar/servers; docs/local-llm.md, Ownership).
+    leave it running in the background (pid file and log under ~/.cache/polar/servers).
 
     Examples: `polar serve-llm smollm2-135m` (llama.cpp, for planners/local.yaml);
     `polar serve-llm runs/ft/checkpoint --engine transformers`;
@@ -264,7 +263,7 @@ def serve_llm_cmd(
     if stop:
         state = serve.stop(host, port)
         if state is None:
-            typer.echo(f"no server started by Polar on {host}:{port} is recorded in {serve.state_dir()}")
+            typer.echo(f"no server started by Polar on {host}:{port}")
         elif state["was_running"]:
             typer.echo(f"stopped {state['engine']} server (pid {state['pid']}, {state['model']}) on {host}:{port}")
         else:

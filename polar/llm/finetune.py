@@ -30,7 +30,6 @@ from polar.config import StrictModel
 from polar.errors import ConfigError
 from polar.llm.dataset import Example, read_info, read_split
 from polar.llm.models import ModelEntry, ModelRegistry, cache_dir, resolve_model, weights_path
-from polar.ownership import record_owner
 
 PROJECTIONS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
 
@@ -98,7 +97,9 @@ def _materialise(out: Path, write: Callable[[Path], None]) -> Path:
     out.parent.mkdir(parents=True, exist_ok=True)
     shutil.rmtree(out, ignore_errors=True)
     os.replace(tmp, out)
-    record_owner(out)
+    from polar.ownership import record_owner
+
+    record_owner(out)  # who made it (a test run shares this cache with its user)
     return out
 
 

