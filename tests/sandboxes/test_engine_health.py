@@ -51,7 +51,9 @@ def by_hand(sock: Path, cwd: Path) -> subprocess.Popen:
                                 cwd=cwd, stdin=subprocess.DEVNULL, stdout=out, stderr=out, start_new_session=True)
     deadline = time.monotonic() + 60  # a loaded machine
     while engine._ping(f"unix://{sock}", 5.0) is None:
-        assert time.monotonic() < deadline and proc.poll() is None, f"podman's service did not start: {log.read_text()}"
+        if time.monotonic() > deadline or proc.poll() is not None:
+            stop(proc)  # never left running when the test fails here
+            pytest.fail(f"podman's service did not start: {log.read_text()}")
         time.sleep(0.1)
     return proc
 
