@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[1] / "polar"
 # Lowest first. A CLI module (`polar.cli`, `polar.<area>.cli`) is the top layer whatever its area.
 LAYERS: list[set[str]] = [
     {"polar", "polar.wire", "polar.config", "polar.errors", "polar.episode", "polar.workspace",
-     "polar.statistics", "polar.predicates", "polar.files"},
+     "polar.statistics", "polar.predicates", "polar.files", "polar.console"},
     {"polar.harnesses", "polar.llm", "polar.prompts"},
     {"polar.rl", "polar.sandboxes", "polar.skills", "polar.planners"},
     {"polar.agent"},

@@ -8,6 +8,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from polar.console import print_table
+
 console = Console()
 harness_app = typer.Typer(help="Inspect and check harnesses (environments Polar can run).",
                           no_args_is_help=True)
@@ -28,7 +30,7 @@ def list_cmd(
     table = Table("id", "kind", "source")
     for e in entries:
         table.add_row(e.id, e.kind, e.source)
-    console.print(table)
+    print_table(console, table)
     if not all_:
         console.print("Any Gymnasium id works as gym:<EnvId>, any MiniGrid/BabyAI id as "
                       "minigrid:<EnvId>; --all lists them.")
@@ -64,28 +66,26 @@ def describe_cmd(
 @harness_app.command("check")
 def check_cmd(
     harness_id: str = typer.Argument(..., help="The harness to check."),
-    seed: int = typer.Option(0, min=0, help="Seed of the random rollouts."),
-    steps: int = typer.Option(500, min=1, help="Steps per random rollout."),
+    seed: int = typer.Option(0, min=0, help="Reset seed of the first random episode (then seed+1, ...)."),
+    episodes: int = typer.Option(3, min=1, help="Whole random episodes to play."),
+    steps: int | None = typer.Option(None, min=1, help="Step cap of each random rollout (default: the "
+                                                        "episodes at the spec's step limit; 1000 where it has none)."),
 ) -> None:
-    """Run Gymnasium's env checker on the adapter and two seeded random rollouts that must match.
+    """Run Gymnasium's env checker on the adapter, then random episodes on seeds seed, seed+1, ...
+    played twice: both runs must match step for step.
 
     Exit code 0 when everything passes, 1 otherwise.
     """
-    from polar.harnesses.check import check_harness
+    from polar.harnesses.check import check_harness, check_summary
 
     with console.status(f"checking {harness_id}"):
-        report = check_harness(harness_id, seed=seed, steps=steps)
+        report = check_harness(harness_id, seed=seed, steps=steps, episodes=episodes)
     for w in report.warnings:
-        console.print(f"[yellow]warning[/]: {w}", highlight=False)
+        console.print(f"[yellow]warning[/]: {w}", highlight=False, soft_wrap=True)
     for p in report.problems:
-        console.print(f"[red]problem[/]: {p}", highlight=False)
-    if report.returns:
-        mean = sum(report.returns) / len(report.returns)
-        console.print(f"random rollout: {report.steps} steps, {report.episodes} episodes, "
-                      f"mean return {mean:.3f}", highlight=False)
-    else:
-        console.print(f"random rollout: no episode finished in {report.steps} steps "
-                      "(raise --steps to see returns)", highlight=False)
+        console.print(f"[red]problem[/]: {p}", highlight=False, soft_wrap=True)
+    for line in check_summary(report):
+        console.print(line, highlight=False, markup=False, soft_wrap=True)  # one line each, for grep
     if report.passed:
         console.print(f"[green]PASS[/] {harness_id}")
     else:

@@ -21,7 +21,7 @@ from polar.harnesses import minigrid_obs
 from polar.harnesses.base import Harness, HarnessSpec, StepResult, SymbolicObject, SymbolicState
 from polar.harnesses.gym import _first_paragraph, make_gym_env
 from polar.harnesses.missions import PORTABLE, parse_mission
-from polar.harnesses.spaces import space_to_spec
+from polar.harnesses.spaces import HARNESS_SAMPLER, sampler_seed, space_to_spec
 
 MISSION_CHARSET = string.ascii_letters + string.digits + " ,.'-_"
 DIRECTIONS = ("east", "south", "west", "north")  # MiniGrid's agent_dir 0..3
@@ -166,7 +166,7 @@ class MiniGridHarness(Harness):
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None):
         if seed is not None and not self._seeded:
-            self.env.action_space.seed(seed)
+            self.env.action_space.seed(sampler_seed(seed, HARNESS_SAMPLER))  # not the game's stream
             self._seeded = True
         with contextlib.redirect_stdout(io.StringIO()):  # BabyAI's level generator prints its retries
             obs, info = self.env.reset(seed=seed, options=options)

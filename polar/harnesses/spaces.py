@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import zlib
 from typing import Any, Literal
 
 import gymnasium as gym
@@ -129,3 +130,24 @@ def describe_space(spec: SpaceSpec) -> str:
         assert isinstance(spec.spaces, list)
         return "Tuple(" + ", ".join(describe_space(s) for s in spec.spaces) + ")"
     return f"Text(max_length={spec.max_length})"
+
+
+# Purposes of the action samplers seeded per episode: one stream each (see sampler_seed)
+HARNESS_SAMPLER = "polar.harnesses.action_space"  # an adapter's own action_space, on its first seeded reset
+CHECK_SAMPLER = "polar.harnesses.check"  # `polar harness check`'s random rollouts
+
+
+def sampler_seed(env_seed: int, purpose: str) -> int:
+    """The seed of an action sampler (a random baseline, `harness check`) for the episode on
+    `env_seed`: derived from it, but from a stream of its own per `purpose`.
+
+    Seeding `space.seed(env_seed)` hands the sampler the very stream a game draws its secret
+    from when it does `np.random.default_rng(seed)` (gymnasium's spaces seed the same PCG64 from
+    the same SeedSequence): a Discrete(16) guess then equals a secret drawn by
+    `rng.integers(16)`, and "random" wins every episode. `SeedSequence([env_seed, purpose])`
+    is a different stream, the same on every run (the purpose hashes with crc32, not `hash`).
+    """
+    if env_seed < 0:
+        raise ValueError(f"env_seed: {env_seed} is negative (seeds are >= 0)")
+    key = zlib.crc32(purpose.encode())
+    return int(np.random.SeedSequence([env_seed, key]).generate_state(1, np.uint64)[0])

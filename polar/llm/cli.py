@@ -194,6 +194,8 @@ def models_cmd(
     from rich.markup import escape
     from rich.table import Table
 
+    from polar.console import print_table
+
     table = Table("name", "engine", "size", "context", "licence", "weights", box=None)
     for r in out:
         size = f"{r['size_bytes'] / 1e6:.0f} MB" if r.get("size_bytes") else "-"
@@ -204,7 +206,7 @@ def models_cmd(
             where = f"[red]unavailable[/]: {escape(str(r.get('error')))}"
         table.add_row(r["name"], r.get("engine", "-"), size, str(r.get("context_length") or "-"),
                       r.get("license") or "-", where)
-    Console(soft_wrap=True).print(table)
+    print_table(Console(soft_wrap=True), table)
 
 
 @models_app.command("add")

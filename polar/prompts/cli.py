@@ -18,12 +18,13 @@ def list_cmd() -> None:
     from rich.console import Console
     from rich.table import Table
 
+    from polar.console import print_table
     from polar.prompts.templates import list_templates
 
     table = Table("name", "mode", "version", "path", box=None)
     for t in list_templates():
         table.add_row(t.name, t.mode, t.version, str(t.path))
-    Console().print(table)
+    print_table(Console(), table)
 
 
 @prompts_app.command("show")

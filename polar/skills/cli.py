@@ -10,6 +10,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from polar.console import print_table
+
 console = Console()
 skills_app = typer.Typer(help="Register, find, evaluate and remove skills in the skill library.",
                          no_args_is_help=True)
@@ -282,7 +284,7 @@ def list_cmd(
     for s in skills:
         table.add_row(s.ref, *([_origin(lib, s)] if layered else []), s.kind, _success_cell(s),
                       _short(s.description))
-    console.print(table)
+    print_table(console, table)
     if skills:
         console.print("[dim]polar skills show NAME: the whole description, parameters and provenance[/]")
 
@@ -338,7 +340,7 @@ def search_cmd(text: str = typer.Argument(..., help="What the skill should do.")
     table = Table("skill", "score", "success [95% CI]", "description")
     for s, sc in rows:
         table.add_row(s.ref, f"{sc:.3f}", _success_cell(s), _short(s.description))
-    console.print(table)
+    print_table(console, table)
 
 
 def _parse_setup(text: str) -> tuple[str, dict[str, Any]]:
