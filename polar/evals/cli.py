@@ -5,13 +5,17 @@ Heavy imports (torch, ray, matplotlib) happen inside the commands so `polar --he
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from polar.errors import ConfigError
 from polar.sandboxes import SANDBOX_HELP
+
+if TYPE_CHECKING:
+    from polar.evals.suite import SuiteHarness
 
 FRESH_HELP = "Reuse no finished cell from --out: delete them (and the training runs) and run all."
 
@@ -53,7 +57,7 @@ def eval_cmd(
     seed: Annotated[int, typer.Option(min=0)] = 0,
     max_steps: Annotated[int | None, typer.Option(help="Per-episode step cap.")] = None,
     task: Annotated[str | None, typer.Option(help="Task in words (default: the harness's mission).")] = None,
-    out: Annotated[Path | None, typer.Option("--out", "-o", help="Output dir (default: runs/evals/eval-<agent>).")] = None,
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Output dir (default: runs/evals/eval-<agent>[-<planner>]-<harness>).")] = None,
     fresh: Annotated[bool, typer.Option("--fresh", help=FRESH_HELP)] = False,
 ) -> None:
     """Run one agent on one harness and report success with its interval and the cost ledger.
@@ -75,7 +79,16 @@ def eval_cmd(
     h: dict[str, Any] = {"id": harness, "task": task, "max_steps": max_steps}
     suite = load_suite({"name": f"eval-{agent}", "agents": [spec], "harnesses": [h], "seeds": [seed],
                         "episodes": episodes})
-    compare(suite, out or Path("runs") / "evals" / f"eval-{agent}", fresh=fresh)
+    compare(suite, out or eval_out_dir(agent, planner, suite.harnesses[0]), fresh=fresh)
+
+
+def eval_out_dir(agent: str, planner: str | None, harness: SuiteHarness) -> Path:
+    """`runs/evals/eval-<agent>[-<planner>]-<harness>`: one folder per agent (and planner
+    profile) and harness, so an eval on another harness or planner does not overwrite this one."""
+    parts = [agent, *([Path(planner).stem] if planner else []), harness.label]
+    if harness.id.endswith((".yaml", ".yml")):  # a spec path: its file name, not its folders
+        parts[-1] = Path(harness.id).stem
+    return Path("runs") / "evals" / re.sub(r"[^A-Za-z0-9_.\-]+", "_", "eval-" + "-".join(parts))
 
 
 def register(app: typer.Typer) -> None:

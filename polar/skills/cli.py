@@ -325,12 +325,13 @@ def show_cmd(ref: str = typer.Argument(..., help="NAME or NAME@VERSION."), libra
 def search_cmd(text: str = typer.Argument(..., help="What the skill should do."),
                harness: str = typer.Option(None, "--harness", help="Only skills accepting this harness id."),
                limit: int = typer.Option(5, "--limit"), library: Path = LIBRARY, as_json: bool = AS_JSON) -> None:
-    """Rank skills for a text query (BM25 + harness compatibility + measured success); skills
-    that share no word with the query (score 0) are left out."""
+    """Rank skills for a text query (BM25 + harness compatibility + measured success). The query
+    matches a skill's name, description, parameters and effects, and the harnesses it was
+    trained on or accepts (e.g. `DoorKey-8x8`); skills sharing no word with it are left out."""
     from polar.skills.search import rank
 
     lib = _lib(library)
-    rows = [(s, sc) for s, sc in rank(lib.list(), text, harness) if sc > 0][:limit]
+    rows = [(s, sc) for s, sc in rank(lib.list(), text, harness, by_harness=True) if sc > 0][:limit]
     if as_json:
         print(json.dumps([{"ref": s.ref, "score": round(sc, 4), "description": s.description} for s, sc in rows], indent=1))
         return
