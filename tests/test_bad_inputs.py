@@ -239,7 +239,7 @@ def _created(cwd: Path) -> list[str]:
 
 def run_in_process(case: Case, cwd: Path, run_dir: Path) -> Outcome:
     """`polar ARGS` through the CLI's main() in this process, from `cwd`, output captured."""
-    from polar.cli import main
+    from polar.commands.app import main
 
     args = _args(case, cwd, run_dir)
     buf = io.StringIO()
@@ -270,7 +270,7 @@ def run_subprocess(case: Case, cwd: Path, run_dir: Path, timeout: float = 120) -
     env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200"}
     t0 = time.perf_counter()
     try:
-        p = subprocess.run([sys.executable, "-m", "polar.cli", *args], cwd=cwd, env=env,
+        p = subprocess.run([sys.executable, "-m", "polar", *args], cwd=cwd, env=env,
                            capture_output=True, text=True, timeout=timeout)
         code, output = p.returncode, p.stdout + p.stderr
     except subprocess.TimeoutExpired as e:

@@ -15,7 +15,7 @@ DOORKEY = "minigrid:MiniGrid-DoorKey-5x5-v0"
 
 
 def polar(*args: str, lib: Path, check: bool = True) -> subprocess.CompletedProcess:
-    p = subprocess.run([sys.executable, "-m", "polar.cli", "skills", *args, "-L", str(lib)], cwd=ROOT,
+    p = subprocess.run([sys.executable, "-m", "polar", "skills", *args, "-L", str(lib)], cwd=ROOT,
                        capture_output=True, text=True, timeout=120)
     if check:
         assert p.returncode == 0, p.stdout + p.stderr

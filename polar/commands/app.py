@@ -1,7 +1,8 @@
-"""The `polar` command. Every area's `cli` module is listed here and registers its own commands.
+"""The `polar` command. Every command group's module in `polar.commands` is listed here and
+registers its own commands.
 
-Area modules import their heavy dependencies (torch, ray, litellm) inside the commands, so
-`polar --help` stays fast.
+Command modules import their heavy dependencies (torch, ray, litellm) inside the commands, so
+`polar --help` stays fast. Areas export plain functions; only this package knows typer.
 """
 
 from __future__ import annotations
@@ -43,15 +44,15 @@ def _root(
 
 # Each module defines `register(app: typer.Typer) -> None`.
 CLI_MODULES = [
-    "polar.scaffold.cli",
-    "polar.sandboxes.cli",
-    "polar.harnesses.cli",
-    "polar.agent.cli",
-    "polar.skills.cli",
-    "polar.rl.cli",
-    "polar.llm.cli",
-    "polar.prompts.cli",
-    "polar.evals.cli",
+    "polar.commands.init",
+    "polar.commands.sandbox",
+    "polar.commands.harness",
+    "polar.commands.task",
+    "polar.commands.skills",
+    "polar.commands.train",
+    "polar.commands.llm",
+    "polar.commands.prompts",
+    "polar.commands.evals",
 ]
 
 for _name in CLI_MODULES:
