@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _polar(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     env = env or {k: v for k, v in os.environ.items() if k != "COLUMNS"}  # piped, no width set
-    p = subprocess.run([sys.executable, "-m", "polar.cli", *args], cwd=cwd, capture_output=True, text=True,
+    p = subprocess.run([sys.executable, "-m", "polar", *args], cwd=cwd, capture_output=True, text=True,
                        timeout=240, env=env | {"PYTHONPATH": str(ROOT)})
     assert p.returncode == 0, p.stdout + p.stderr
     return p

@@ -19,7 +19,7 @@ def _piped_env() -> dict[str, str]:
 
 def test_the_readme_check_reaches_episode_ends_and_says_what_it_checked(tmp_path: Path) -> None:
     # DoorKey-8x8's step limit is 640: the old 500-step check never saw an episode end
-    p = subprocess.run([sys.executable, "-m", "polar.cli", "harness", "check", "minigrid:MiniGrid-DoorKey-8x8-v0"],
+    p = subprocess.run([sys.executable, "-m", "polar", "harness", "check", "minigrid:MiniGrid-DoorKey-8x8-v0"],
                        cwd=tmp_path, capture_output=True, text=True, timeout=300, env=_piped_env())
     assert p.returncode == 0, p.stdout + p.stderr
     lines = p.stdout.splitlines()

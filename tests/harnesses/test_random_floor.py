@@ -94,7 +94,7 @@ def test_polar_compare_gives_random_about_one_in_n(guess: Path, tmp_path: Path) 
     suite = {"name": "guess", "agents": [{"name": "random", "kind": "random"}],
              "harnesses": [{"id": str(guess)}], "seeds": 4, "episodes": 40}
     (tmp_path / "s.yaml").write_text(yaml.safe_dump(suite))
-    p = subprocess.run([sys.executable, "-m", "polar.cli", "compare", "s.yaml", "--out", "out", "--workers", "0"],
+    p = subprocess.run([sys.executable, "-m", "polar", "compare", "s.yaml", "--out", "out", "--workers", "0"],
                        cwd=tmp_path, capture_output=True, text=True, timeout=300,
                        env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert p.returncode == 0, p.stdout + p.stderr

@@ -31,7 +31,7 @@ def test_the_cli_finds_a_skill_by_its_training_harness(tmp_path: Path) -> None:
     _library(tmp_path / "skills")
 
     def search(query: str) -> list[str]:
-        p = subprocess.run([sys.executable, "-m", "polar.cli", "skills", "search", query, "-L",
+        p = subprocess.run([sys.executable, "-m", "polar", "skills", "search", query, "-L",
                             str(tmp_path / "skills"), "--json"], cwd=ROOT, capture_output=True, text=True, timeout=120)
         assert p.returncode == 0, p.stdout + p.stderr
         return [row["ref"] for row in json.loads(p.stdout)]
