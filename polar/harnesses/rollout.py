@@ -144,6 +144,20 @@ def judge(spec: HarnessSpec, *, info: dict[str, Any], terminated: bool, truncate
     return UNKNOWN
 
 
+def judged_by(spec: HarnessSpec, has_goal: bool) -> str:
+    """In words, what `judge` reads on this harness (`has_goal`: its symbolic state has goal
+    predicates), for `polar harness describe`."""
+    if spec.reports_success:
+        done = (f"; it rewards success only after the {spec.done_action!r} action, which a planner's "
+                "finish(success=true) takes" if spec.done_action else "")
+        return f"the environment (info[\"success\"]); goal predicates never override it{done}"
+    if spec.success is not None:
+        return f"the spec's success rule: {spec.success.describe()} (unless the environment reports success)"
+    if has_goal:
+        return "the goal predicates of the symbolic state (unless the environment reports success)"
+    return "nothing: success is unknown unless the environment reports it at the end; compare returns"
+
+
 def unsolved_cause(terminated: bool, truncated: bool, steps: int) -> tuple[FailureCause, str]:
     """The cause of an episode that ended (or stopped) without success."""
     if truncated:

@@ -10,7 +10,7 @@ import gymnasium as gym
 import numpy as np
 
 from polar.harnesses.registry import make_harness
-from polar.harnesses.rollout import judge, play_episode, reported_success
+from polar.harnesses.rollout import judge, judged_by, play_episode, reported_success
 from polar.predicates import holds
 
 GOTODOOR = "minigrid:MiniGrid-GoToDoor-8x8-v0"
@@ -93,3 +93,23 @@ def test_a_gym_env_reporting_is_success_decides() -> None:
     assert won.success is True and won.episode_return == 0.0
     assert waited.success is False and waited.truncated and waited.failure_cause == "step-limit"
     assert reported_success({"is_success": 0.0}) is False and reported_success({}) is None
+
+
+def test_describe_says_what_judges_success() -> None:
+    import json
+    import os
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-m", "polar.cli", "harness", "describe", GOTODOOR, "--json"],
+                       capture_output=True, text=True, timeout=120, env={**os.environ, "COLUMNS": "200"})
+    assert r.returncode == 0, r.stderr
+    said = json.loads(r.stdout)["success_judged_by"]
+    assert said.startswith("the environment") and "'done'" in said
+    with make_harness("gym:CartPole-v1") as h:
+        assert judged_by(h.spec, has_goal=False).startswith("the spec's success rule: the episode reaches")
+    with make_harness("gym:Pendulum-v1") as h:
+        assert judged_by(h.spec, has_goal=False).startswith("nothing: success is unknown")
+    with make_harness(GOTODOOR) as h:
+        silent = h.spec.model_copy(update={"reports_success": False})
+        assert judged_by(silent, has_goal=True).startswith("the goal predicates")
