@@ -5,11 +5,13 @@ read when it replans.
 - a skill call (a trained policy or a primitive action) runs through the skill runner;
 - a plan runs its skill calls in order, stopping at the first failure or sub-task (a sub-goal
   in words, which goes back to the planner to refine);
-- policy code runs step by step in a sandbox.
+- policy code runs step by step in a sandbox;
+- a finish(success=true) takes the harness's done action, where it declares one.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,6 +19,7 @@ from typing import Any
 from polar.agent.recording import RecordingHarness
 from polar.episode import FailureCause, Outcome
 from polar.errors import PolarError
+from polar.harnesses.rollout import reported_success, rollout
 from polar.planners.base import HistoryItem
 from polar.planners.decisions import Plan, PolicyCode, SkillCall, SubTask, describe_decision
 from polar.sandboxes.policy_runner import run_policy
@@ -110,3 +113,26 @@ def execute(decision: SkillCall | Plan | PolicyCode, h: RecordingHarness, obs: A
         return execute_code(decision, h, obs, sandbox, on_outcome)
     steps = list(decision.steps) if isinstance(decision, Plan) else [decision]
     return execute_plan(steps, h, obs, library, task, on_outcome)
+
+
+def declare_done(h: RecordingHarness, obs: Any, on_outcome: OutcomeHook) -> Execution | None:
+    """A planner's finish(success=true) on a harness whose environment judges success only
+    when the agent declares it (`spec.done_action`, MiniGrid GoToDoor's `done`): that action,
+    taken once, so the environment, not the claim, decides. None where there is nothing to
+    take (no done action, or the episode has ended)."""
+    action = h.spec.done_action
+    if action is None or h.done:
+        return None
+    t0, index = time.perf_counter(), (h.spec.action_meanings or []).index(action)
+    r = rollout(h, lambda _o: index, obs, max_steps=1)
+    success = r.harness_error is None and bool(reported_success(r.info))
+    cause = None if success else FailureCause.HARNESS_ERROR if r.harness_error else FailureCause.TASK_FAILED
+    said = f"a harness error: {r.harness_error}" if r.harness_error else (
+        "the environment confirms success" if success else "the environment does not confirm success")
+    outcome = Outcome(kind="primitive", skill=action, success=success, cause=cause, harness_error=r.harness_error,
+                      reason=f"declared done ({action!r}): {said}", steps=r.steps, reward=r.reward,
+                      terminated=r.terminated, truncated=r.truncated, wall_s=time.perf_counter() - t0)
+    ex = Execution(r.obs)
+    ex.add(action, outcome, outcome.reason)
+    on_outcome(action, outcome)
+    return ex

@@ -44,6 +44,7 @@ def describe_cmd(
 ) -> None:
     """Show the spec and the rendered first observation exactly as a planner sees them."""
     from polar.harnesses.registry import make_harness
+    from polar.harnesses.rollout import judged_by
 
     with make_harness(harness_id) as h:
         obs, _ = h.reset(seed=seed)
@@ -51,7 +52,8 @@ def describe_cmd(
         if as_json:
             out = {"spec": h.spec.model_dump(mode="json", exclude_none=True),
                    "observation": h.render_text(obs),
-                   "symbolic": state.model_dump(mode="json") if state else None}
+                   "symbolic": state.model_dump(mode="json") if state else None,
+                   "success_judged_by": judged_by(h.spec, bool(state and state.goal))}
             print(json.dumps(out, indent=1))
             return
         console.print(h.spec.describe(), highlight=False, markup=False)
@@ -61,6 +63,7 @@ def describe_cmd(
             console.rule("symbolic state")
             console.print("holds: " + (", ".join(state.predicates) or "nothing"), markup=False)
             console.print("goal:  " + (", ".join(state.goal) or "(none parsed)"), markup=False)
+        console.print("success judged by: " + judged_by(h.spec, bool(state and state.goal)), markup=False)
 
 
 @harness_app.command("check")

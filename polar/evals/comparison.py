@@ -81,7 +81,7 @@ def compare(
     cell and lists the others as missing."""
     from rich.console import Console
 
-    from polar.evals.report import render_report
+    from polar.evals.report import disagreements, render_report
     from polar.evals.runner import run_suite
 
     s = load_suite(suite)
@@ -100,6 +100,8 @@ def compare(
     if not quiet:
         console = console or Console()
         print_table(results, console)
+        for line in disagreements(results.rows):
+            console.print(f"[bold red]{line}[/]")
         console.print(f"ran {len(results.ran)} cell(s), reused {len(results.reused)} from {out}"
                       + ("" if fresh or not results.reused else " (--fresh runs them all again)"))
         console.print(f"report: {paths['html']}  (tables: {paths['markdown']})")

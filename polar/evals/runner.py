@@ -64,6 +64,7 @@ def run_cell(suite: Suite, cell: Cell, out_dir: Path,
     try:
         prep = agent.prepare(entry, cell.seed, out_dir / "work" / cell.slug)
         harness = entry.make()
+        marks = harness.spec.reward_marks_success
         try:
             records = []
             for i in range(suite.episodes_for(cell.agent)):
@@ -84,7 +85,7 @@ def run_cell(suite: Suite, cell: Cell, out_dir: Path,
     return CellResult(
         cell=cell, key=key, agent_kind=agent.kind, harness_id=entry.id, prep=prep,
         episodes=records, wall_s=time.perf_counter() - start,
-        finished_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        finished_at=datetime.now(UTC).isoformat(timespec="seconds"), reward_marks_success=marks,
     )
 
 

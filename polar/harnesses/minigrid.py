@@ -14,6 +14,7 @@ import gymnasium as gym
 import minigrid  # noqa: F401 - registers the MiniGrid and BabyAI env ids
 import numpy as np
 from minigrid.core.constants import IDX_TO_COLOR, IDX_TO_OBJECT
+from minigrid.envs import GoToDoorEnv, GoToObjectEnv
 from minigrid.minigrid_env import MiniGridEnv
 
 from polar.errors import ConfigError
@@ -38,6 +39,9 @@ PREDICATE_VOCABULARY = [
     "drop_cuts(TYPE,COLOR)", "front_free",
 ]
 _OBSTACLE_COST = 100
+# The envs that reward only the `done` action taken next to the target (their own `step`):
+# reaching the target is not yet success there, declaring it is.
+DONE_TO_SUCCEED = (GoToDoorEnv, GoToObjectEnv)
 
 
 def _cell_code(obj_idx: int, color_idx: int, state_idx: int) -> str:
@@ -135,7 +139,9 @@ class MiniGridHarness(Harness):
             # BabyAI's generated levels set their step limit per mission, at reset (0 before):
             # no fixed limit then, the env truncates its own episodes.
             max_steps=int(u.max_steps) or None,
-            reports_success=True,
+            reports_success=True,  # info["success"]: the episode ended with a positive reward
+            reward_marks_success=True,
+            done_action="done" if isinstance(u, DONE_TO_SUCCEED) else None,
             predicate_vocabulary=PREDICATE_VOCABULARY,
             # How a policy reads `image`: symbolic ids per cell, or pixels (polar/rl/observations.py).
             extra={"observation_kinds": {"image": "image" if rgb else "index_grid"}},
