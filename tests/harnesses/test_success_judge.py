@@ -101,7 +101,7 @@ def test_describe_says_what_judges_success() -> None:
     import subprocess
     import sys
 
-    r = subprocess.run([sys.executable, "-m", "polar.cli", "harness", "describe", GOTODOOR, "--json"],
+    r = subprocess.run([sys.executable, "-m", "polar", "harness", "describe", GOTODOOR, "--json"],
                        capture_output=True, text=True, timeout=120, env={**os.environ, "COLUMNS": "200"})
     assert r.returncode == 0, r.stderr
     said = json.loads(r.stdout)["success_judged_by"]
