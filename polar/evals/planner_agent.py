@@ -77,11 +77,18 @@ def model_charges(model: str) -> dict[str, int]:
 
 def _weights_fingerprint(model: str) -> list[str]:
     """A trained model's weights enter the key (a shipped adapter's path holds its content
-    digest; a registered model's, its version); a built-in model is fixed by its package."""
-    from polar.llm.models import resolve_model
+    digest; a registered model's, its version); a built-in model is fixed by its package.
+    A path inside Polar's cache is named relative to it: where the cache lives (a user's home,
+    a test run's own folder) must not re-key finished cells."""
+    from polar.llm.models import cache_dir, resolve_model
 
     entry = resolve_model(model)
-    return [] if entry.source.startswith("builtin:") else [f"model:{entry.path}"]
+    if entry.source.startswith("builtin:"):
+        return []
+    path = Path(entry.path)
+    if path.is_relative_to(cache_dir()):
+        return [f"model:<cache>/{path.relative_to(cache_dir()).as_posix()}"]
+    return [f"model:{entry.path}"]
 
 
 class PlannerAgent(EvalAgent):
