@@ -223,5 +223,5 @@ def test_a_policy_bug_is_the_skills_failure_not_the_harness(library: SkillLibrar
         "    return obs\n")
     skill, _ = _policy_skill(library, h, features={"fn": "hooks.buggy:features"}, step_budget=10)
     out = run_skill(skill, h, {}, obs=obs).outcome
-    assert not out.success and out.cause == "skill-failure" and out.harness_error is None
-    assert out.reason.startswith("policy error: KeyError") and out.steps == 2
+    assert not out.success and out.cause == "skill-error" and out.harness_error is None
+    assert out.reason.startswith("skill-error: KeyError") and out.steps == 2 and out.error_type == "KeyError"
