@@ -282,10 +282,11 @@ class Skill(_Model):
         """Why the skill cannot read this harness's observations or act in its action space,
         or None: a policy fed the wrong observation shape raises inside torch, mid-episode."""
         obs, act = self.required_spaces()
+        who = self.ref if self.version else self.name  # version 0: not registered yet
         if obs is not None and (why := space_mismatch(spec.observation_space, obs)) is not None:
-            return f"observation space: {spec.id!r} gives {why} by {self.ref}"
+            return f"observation space: {spec.id!r} gives {why} by {who}"
         if act is not None and (why := space_mismatch(act, spec.action_space)) is not None:
-            return f"action space: {self.ref} acts in {why} by {spec.id!r}"
+            return f"action space: {who} acts in {why} by {spec.id!r}"
         return None
 
     def usable_on(self, spec: HarnessSpec) -> bool:
