@@ -24,7 +24,8 @@ from polar.planners.base import HistoryItem
 from polar.planners.decisions import Plan, PolicyCode, SkillCall, SubTask, describe_decision
 from polar.sandboxes.policy_runner import run_policy
 from polar.sandboxes.profiles import SandboxProfile
-from polar.skills.runner import run_skill
+from polar.skills.model import SkillSpaceMismatch
+from polar.skills.runner import run_skill, skill_error_reason
 
 OutcomeHook = Callable[[str, Outcome], None]  # (what ran, its outcome): the live trace
 
@@ -57,16 +58,25 @@ class Execution:
 
 def execute_skill_call(call: SkillCall, h: RecordingHarness, obs: Any, library: Any) -> tuple[Outcome, Any]:
     """One skill (policy or primitive) within the episode's remaining steps. An unknown skill
-    or bad arguments come back as a failed outcome: the planner must know."""
+    or bad arguments come back as a failed outcome: the planner must know. So does a skill
+    that cannot read this harness or raises (cause `skill-error`): a skill never ends the
+    episode by crashing it."""
     try:
         if library is None:
             raise PolarError(f"skill call {call.skill!r} but no skill library is loaded")
         skill = library.get(call.skill)
         budget = skill.step_budget if h.steps_left is None else max(1, min(skill.step_budget, h.steps_left))
         return run_skill(skill, h, call.args, budget=budget, obs=obs)
+    except SkillSpaceMismatch as err:
+        return Outcome(kind="skill", skill=call.skill, args=call.args, success=False, cause=FailureCause.SKILL_ERROR,
+                       error_type=type(err).__name__, reason=f"skill-error: {err}"), obs
     except PolarError as err:
         return Outcome(kind="skill", skill=call.skill, args=call.args, success=False,
                        cause=FailureCause.SKILL_FAILURE, reason=f"{type(err).__name__}: {err}"), obs
+    except Exception as err:  # noqa: BLE001 - the runner turns a skill's own exceptions into outcomes;
+        # this catches what escapes it (a hook's bug outside its calls), so the record is still written
+        return Outcome(kind="skill", skill=call.skill, args=call.args, success=False, cause=FailureCause.SKILL_ERROR,
+                       error_type=type(err).__name__, reason=skill_error_reason(err)), obs
 
 
 def execute_plan(steps: list[SkillCall | SubTask], h: RecordingHarness, obs: Any, library: Any,

@@ -85,7 +85,10 @@ def register_cmd(
     description: str = typer.Option(None, "--description", help="What the skill does, for planners."),
     manifest: Annotated[Path | None, typer.Option("--manifest", help="YAML/JSON file with manifest fields; options override it.")] = None,
     params: str = typer.Option(None, "--params", help='Parameter schema as JSON, e.g. {"color": ["red", "blue"]}.'),
-    harness: Annotated[list[str] | None, typer.Option("--harness", help="Harness id pattern it accepts (repeatable), e.g. 'minigrid:*'.")] = None,
+    harness: Annotated[list[str] | None, typer.Option("--harness", help="Harness id pattern it accepts (repeatable), e.g. 'minigrid:*'; "
+                                                      "default: the harnesses the run trained on.")] = None,
+    any_harness: bool = typer.Option(False, "--any-harness", help="Accept every harness (its spaces are still checked "
+                                     "before it is offered or called)."),
     termination: Annotated[list[str] | None, typer.Option("--termination", help="Termination predicate template (repeatable).")] = None,
     termination_check: str = typer.Option(None, "--termination-check", help="Termination check: polar.module:function, "
                                           "or hooks.<file>:<function> from the library's hooks/ folder."),
@@ -105,8 +108,10 @@ def register_cmd(
 ) -> None:
     """Register a trained policy as a new skill version.
 
-    Everything is checked before the library is touched: the manifest, the options, and the
-    hooks the manifest names (they must import)."""
+    It accepts the harnesses given (--harness or the manifest's `harnesses:`), else those the
+    run trained on (its config.yaml), or every one with --any-harness. Everything is checked
+    before the library is touched: the manifest, the options, the hooks the manifest names
+    (they must import), and the policy's spaces against each concrete harness it accepts."""
     from polar.config import read_mapping, validate
     from polar.errors import ConfigError
     from polar.skills.model import Skill, SkillLoadError, check_hooks
@@ -147,9 +152,15 @@ def register_cmd(
     except SkillLoadError as err:
         raise ConfigError(f"{source}: {err}") from None
     from polar.rl.policy import load_policy
+    from polar.skills.accepts import accepted_harnesses, check_spaces
 
     tensors, config = load_policy(checkpoint_dir).to_state()
-    skill = skill.model_copy(update={"policy": skill.policy.model_copy(update={"config": config})})  # type: ignore[union-attr]
+    run_kwargs = _run_config(checkpoint_dir).get("harness_kwargs") or {}
+    patterns, specs = accepted_harnesses(data.get("harnesses"), any_harness, skill.provenance.trained_on,
+                                         run_kwargs, source)
+    skill = skill.model_copy(update={"harnesses": patterns,
+                                     "policy": skill.policy.model_copy(update={"config": config})})  # type: ignore[union-attr]
+    check_spaces(skill, specs, run_kwargs, source)
     skill = lib.register(skill, tensors=tensors)
     if as_json:
         print(json.dumps(_skill_json(skill), indent=1))
@@ -239,19 +250,38 @@ def add_cmd(
     _check_and_register(read_mapping(manifest), str(manifest), library, as_json)
 
 
-def _run_provenance(run_dir: Path) -> dict[str, Any]:
+def _run_root(path: Path) -> Path:
+    """The `polar train --out` folder (the one holding config.yaml) of `path`: the folder
+    itself, or the run of its `policy/`, `checkpoint/` or `checkpoints/ckpt-N/` folder."""
+    up = [path]
+    if path.name in ("policy", "checkpoint"):
+        up.append(path.parent)
+    if path.parent.name == "checkpoints":
+        up.append(path.parent.parent)
+    return next((d for d in up if (d / "config.yaml").is_file()), path)
+
+
+def _run_config(path: Path) -> dict[str, Any]:
+    """The training config a run wrote (`harness:`, `harness_kwargs:`, ...); {} without one."""
+    from polar.config import read_yaml
+
+    config = _run_root(path) / "config.yaml"
+    cfg = read_yaml(config) if config.is_file() else None
+    return cfg if isinstance(cfg, dict) else {}
+
+
+def _run_provenance(path: Path) -> dict[str, Any]:
     """What a `polar train` run dir says about itself: the hash of its config.yaml, the
     harnesses it trained on, and from eval.json its env steps and final success rate."""
-    from polar.config import read_yaml
     from polar.skills.model import Measurement, sha256_file
 
-    out: dict[str, Any] = {"source": str(run_dir)}
+    out: dict[str, Any] = {"source": str(path)}
+    run_dir = _run_root(path)
     config = run_dir / "config.yaml"
     if config.is_file():
         out["training_config_hash"] = sha256_file(config)
-        cfg = read_yaml(config)
-        if isinstance(cfg, dict) and cfg.get("harness"):
-            h = cfg["harness"]
+        h = _run_config(path).get("harness")
+        if h:
             out["trained_on"] = [h] if isinstance(h, str) else list(h)
     done = run_dir / "eval.json"
     if done.is_file():

@@ -29,7 +29,8 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator,
 
 import polar
 from polar.errors import PolarError
-from polar.harnesses.spaces import SpaceSpec
+from polar.harnesses.base import HarnessSpec
+from polar.harnesses.spaces import SpaceSpec, space_mismatch
 from polar.predicates import ANY, parse, placeholders
 from polar.statistics import wilson_interval
 
@@ -50,6 +51,10 @@ class SkillLoadError(SkillError):
 
 class SkillArgumentError(SkillError):
     """Arguments that do not fit the skill's parameter schema."""
+
+
+class SkillSpaceMismatch(SkillError):
+    """A skill whose policy cannot read the harness's observations or act in its action space."""
 
 
 class _Model(BaseModel):
@@ -256,7 +261,37 @@ class Skill(_Model):
         return out
 
     def compatible(self, harness_id: str) -> bool:
+        """Whether the harness id matches one of the patterns the skill accepts (its spaces
+        are `spaces_mismatch`'s question)."""
         return any(fnmatch.fnmatchcase(harness_id, pat) for pat in self.harnesses)
+
+    def required_spaces(self) -> tuple[SpaceSpec | None, SpaceSpec | None]:
+        """The (observation, action) spaces the skill needs of a harness, None where it needs
+        nothing checkable: declared in the manifest, else a policy skill's own. The policy's
+        observation space counts only without a feature hook: a hook maps the harness's
+        observation to the policy's, and what it reads is known only when it runs."""
+        obs, act = self.observation_space, self.action_space
+        config = self.policy.config if self.kind == "policy" and self.policy is not None else {}
+        if obs is None and self.features is None and config.get("observation_space"):
+            obs = SpaceSpec.model_validate(config["observation_space"])
+        if act is None and config.get("action_space"):
+            act = SpaceSpec.model_validate(config["action_space"])
+        return obs, act
+
+    def spaces_mismatch(self, spec: HarnessSpec) -> str | None:
+        """Why the skill cannot read this harness's observations or act in its action space,
+        or None: a policy fed the wrong observation shape raises inside torch, mid-episode."""
+        obs, act = self.required_spaces()
+        who = self.ref if self.version else self.name  # version 0: not registered yet
+        if obs is not None and (why := space_mismatch(spec.observation_space, obs)) is not None:
+            return f"observation space: {spec.id!r} gives {why} by {who}"
+        if act is not None and (why := space_mismatch(act, spec.action_space)) is not None:
+            return f"action space: {who} acts in {why} by {spec.id!r}"
+        return None
+
+    def usable_on(self, spec: HarnessSpec) -> bool:
+        """Whether a planner may be offered this skill on the harness: its id and its spaces."""
+        return self.compatible(spec.id) and self.spaces_mismatch(spec) is None
 
     # --- measured success -----------------------------------------------------------------
 

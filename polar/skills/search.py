@@ -1,8 +1,8 @@
 """Skill retrieval: BM25 over a skill's words, then harness compatibility and measured success.
 
 Relevance comes first; measured success scales it between 0.75x (never succeeds) and 1x
-(always succeeds), unmeasured skills counting as 0.5. Skills that do not accept the harness
-are dropped (or, on request, put last).
+(always succeeds), unmeasured skills counting as 0.5. Skills that do not accept the harness (its
+id, or given the harness itself, its spaces) are dropped (or, on request, put last).
 """
 
 from __future__ import annotations
@@ -71,15 +71,17 @@ def bm25(query: str, docs: list[str]) -> list[float]:
 
 def rank(skills: list[Skill], text: str, harness: Any = None,
          include_incompatible: bool = False, by_harness: bool = False) -> list[tuple[Skill, float]]:
-    """(skill, score) best first. `harness` is an id, a Harness, or None (no filter).
+    """(skill, score) best first. `harness` is an id, a Harness, or None (no filter); given a
+    Harness, a skill must also fit its observation and action spaces (`Skill.usable_on`).
     `by_harness`: the query also matches the harnesses a skill was trained on or accepts
     (`polar skills search`; a planner's retrieval matches what a skill does, not where it was trained)."""
-    hid = getattr(getattr(harness, "spec", None), "id", harness)
+    spec = getattr(harness, "spec", None)
+    hid = getattr(spec, "id", harness)
     docs = [skill_text(s, harnesses=by_harness) for s in skills]
     rel = bm25(text, docs) if text.strip() else [0.0] * len(skills)
     rows = []
     for s, r in zip(skills, rel, strict=True):
-        ok = hid is None or s.compatible(str(hid))
+        ok = hid is None or (s.usable_on(spec) if spec is not None else s.compatible(str(hid)))
         if not ok and not include_incompatible:
             continue
         m = s.success_for(str(hid) if hid is not None else None)
