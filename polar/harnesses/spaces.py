@@ -132,7 +132,6 @@ def describe_space(spec: SpaceSpec) -> str:
     return f"Text(max_length={spec.max_length})"
 
 
-<<<<<<< HEAD
 # Purposes of the action samplers seeded per episode: one stream each (see sampler_seed)
 HARNESS_SAMPLER = "polar.harnesses.action_space"  # an adapter's own action_space, on its first seeded reset
 CHECK_SAMPLER = "polar.harnesses.check"  # `polar harness check`'s random rollouts
@@ -152,7 +151,8 @@ def sampler_seed(env_seed: int, purpose: str) -> int:
         raise ValueError(f"env_seed: {env_seed} is negative (seeds are >= 0)")
     key = zlib.crc32(purpose.encode())
     return int(np.random.SeedSequence([env_seed, key]).generate_state(1, np.uint64)[0])
-=======
+
+
 def space_mismatch(given: SpaceSpec, accepted: SpaceSpec, where: str = "") -> str | None:
     """Why a value of space `given` may not fit where `accepted` is expected, or None when it
     fits: a harness's observation handed to a policy (`given` = the harness's), or a policy's
@@ -194,4 +194,3 @@ def space_mismatch(given: SpaceSpec, accepted: SpaceSpec, where: str = "") -> st
             if (why := space_mismatch(g_sub, a_sub, f"{where}[{i}]")) is not None:
                 return why
     return None
->>>>>>> safeskills
