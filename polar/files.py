@@ -41,3 +41,21 @@ def fsync_dir(path: str | Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def sha256_of(path: str | Path, chunk: int = 1 << 20) -> str:
+    """The sha256 of a file's bytes, read in chunks (weights are hundreds of MB)."""
+    import hashlib
+
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while block := f.read(chunk):
+            h.update(block)
+    return h.hexdigest()
+
+
+def leaves(folder: str | Path, path: str | Path) -> bool:
+    """Whether `path` lies outside `folder` once `..` and symlinks are followed (a folder
+    from elsewhere must not reach into the rest of the machine)."""
+    root = Path(folder).resolve()
+    return not Path(path).resolve().is_relative_to(root)
