@@ -109,7 +109,9 @@ EXPECT: dict[str, tuple[str, ...]] = {
     "suite/alias_bomb.yaml": ("alias",),
     "suite/duplicate_key.yaml": ("duplicate key 'episodes'",),
     "suite/path_traversal.yaml": ("harnesses.0.name",),
-    "suite/path_traversal_sandbox.yaml": ("agents.0.planner.sandbox", "not a sandbox profile name"),
+    "suite/path_traversal_sandbox.yaml": ("agents.0.sandbox", "../../../../etc/passwd", "leaves the folder"),
+    "suite/path_leaves_folder.yaml": ("agents.0.recipe", "../../../skills/recipes", "leaves the folder"),
+    "suite/symlink_out.yaml": ("agents.0.tuned_by.outside_sweep.json", "leaves the folder"),
     "suite/dangling_harness.yaml": ("harnesses.0.id", "NoSuchEnv"),
     "suite/dangling_planner.yaml": ("agents.0.planner", "no_such_profile"),
     "suite/dangling_recipe.yaml": ("agents.0.recipe", "no_such_recipe"),
@@ -231,7 +233,8 @@ def test_every_corpus_file_has_a_case() -> None:
     on_disk = {str(p.relative_to(CORPUS)) for p in CORPUS.rglob("*") if p.is_file() and p.name != "README.md"
                and p.relative_to(CORPUS).parts[0] not in FOLDER_KINDS}
     on_disk |= {f"{k}/{d.name}" for k in FOLDER_KINDS for d in (CORPUS / k).iterdir()}
-    assert on_disk == set(EXPECT) | {"manifest/name_traversal.yaml"}
+    # the symlink a suite case names (it points out of the corpus folder)
+    assert on_disk == set(EXPECT) | {"manifest/name_traversal.yaml", "suite/outside_sweep.json"}
 
 
 @dataclass
