@@ -26,7 +26,7 @@ from polar.evals.cells import CellResult, cell_key, cell_path, load_cell, make_a
 from polar.evals.metrics import Results, compute_results
 from polar.evals.suite import Cell, Suite, SuiteHarness, load_suite
 from polar.evals.trace import TRACE_KEY, TracingHarness
-from polar.files import atomic_write
+from polar.files import atomic_write, pause_point
 from polar.harnesses.base import Harness
 from polar.llm.serve import ServerSettings
 
@@ -118,6 +118,7 @@ def run_cell(suite: Suite, cell: Cell, out_dir: Path,
                 records.append(rec.model_copy(update={"extra": extra}))
                 with partial.open("a") as f:
                     f.write(records[-1].model_dump_json() + "\n")
+                pause_point(f"episode-{i}")  # a test kills the run here
                 if on_episode is not None:
                     on_episode()
         finally:

@@ -240,6 +240,7 @@ def _progress_callback(total_steps: int, log: list[dict[str, Any]], show: bool, 
                 stopped.append(state.global_step)
                 if stop_file is not None:  # a resumed run ends here too, not at the planned steps
                     stop_file.write_text(json.dumps({"step": state.global_step}))
+            pause_point(f"finetune-step-{state.global_step}")  # a test kills the run here
             tps = (state.num_input_tokens_seen - self.tokens0) / dt
             loss = "-" if self.loss is None else f"{self.loss:.4f}"
             self.bar.update(self.task, completed=state.global_step, info=f"{tps:6.0f} tok/s  loss {loss}")
