@@ -412,6 +412,19 @@ def test_a_skill_folder_pointing_out_of_its_library_is_refused(what: str, tmp_pa
     assert str(named) in flat and "leaves the skill library" in flat, o.output
 
 
+def test_a_skill_librarys_hook_file_pointing_out_of_it_is_refused(tmp_path: Path) -> None:
+    from polar.skills.model import SkillLoadError, resolve_hook
+
+    lib, outside = tmp_path / "lib", tmp_path / "elsewhere.py"
+    (lib / "hooks").mkdir(parents=True)
+    outside.write_text("def fn(obs):\n    return [0.0]\n")
+    (lib / "hooks" / "inside.py").write_text(outside.read_text())
+    assert callable(resolve_hook("hooks.inside:fn", "features.fn", lib))
+    (lib / "hooks" / "feat.py").symlink_to(outside)
+    with pytest.raises(SkillLoadError, match=r"hooks/feat.py is a symlink pointing out of the skill library"):
+        resolve_hook("hooks.feat:fn", "features.fn", lib)
+
+
 def test_a_cached_gguf_that_fails_its_checksum_is_refused(tmp_path: Path, run_dir: Path,
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     """A shipped model's merged GGUF in the cache is checked against the sha256 recorded when

@@ -420,7 +420,8 @@ def _finetune(cfg: FinetuneConfig, resume: bool, progress: bool, registry: Model
                           "raise --max-length or use a more compact template")
     dataset_tokens = sum(len(r["input_ids"]) for r in rows)
     completion_tokens = sum(sum(r["completion_mask"]) for r in rows)
-    model = AutoModelForCausalLM.from_pretrained(base_dir, dtype=torch.float32)
+    # safetensors only: a checkpoint folder given by path may come from elsewhere (a pickle runs code)
+    model = AutoModelForCausalLM.from_pretrained(base_dir, dtype=torch.float32, use_safetensors=True)
     peft_config = None
     if cfg.method == "lora":
         from peft import LoraConfig
