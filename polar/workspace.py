@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Literal
 
 from polar.errors import ConfigError
 
@@ -103,9 +104,10 @@ def resolve_asset(kind: str, name_or_path: str | Path, *, folder: str = "", suff
 
 # --- paths inside config files ----------------------------------------------------------------
 
-PathKind = str  # "path": always a path; "ref": a name, or a path when it holds '/' or starts with '.'/'~';
+# "path": always a path; "ref": an asset name, or a path when it holds '/' or starts with '.'/'~';
 # "harness": a harness id, or a path when it ends in .yaml/.yml; "template": a name, or a path when
 # it holds '/' or ends in .j2; "model": a model name, or a path when it holds '/' or ends in .gguf
+PathKind = Literal["path", "ref", "harness", "template", "model"]
 
 
 def names_a_path(value: str, kind: PathKind) -> bool:

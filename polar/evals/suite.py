@@ -19,7 +19,7 @@ from pydantic import Field, PrivateAttr, field_validator, model_validator
 from polar.config import SAFE_NAME, StrictModel, check_safe_name, read_mapping, validate
 from polar.errors import ConfigError
 from polar.sandboxes.profiles import SandboxProfile, resolve_sandbox
-from polar.workspace import against_file, resolve_asset
+from polar.workspace import PathKind, against_file, resolve_asset
 
 if TYPE_CHECKING:
     from polar.harnesses.base import Harness
@@ -491,13 +491,13 @@ def load_suite(path_or_name: str | Path | Suite | dict) -> Suite:
 
 # The fields of a suite that name files: resolved against the suite's folder, and kept inside it
 # (a suite from elsewhere cannot point at the rest of the machine through '..' or a symlink).
-_AGENT_PATHS = {"planner": "ref", "sandbox": "ref", "template": "ref", "recipe": "ref", "skills": "path",
-                "checkpoint": "path"}
+_AGENT_PATHS: dict[str, PathKind] = {"planner": "ref", "sandbox": "ref", "template": "template", "recipe": "ref",
+                                     "skills": "path", "checkpoint": "path"}
 
 
 def _paths_against(data: dict[str, Any], path: Path) -> dict[str, Any]:
     """The suite's raw mapping with every relative path in it resolved against `path`'s folder."""
-    def fix(value: Any, field: str, kind: str) -> Any:
+    def fix(value: Any, field: str, kind: PathKind) -> Any:
         return against_file(value, path, field, kind, contained=True) if isinstance(value, str) else value
 
     for i, a in enumerate(data.get("agents") or []):
@@ -510,7 +510,6 @@ def _paths_against(data: dict[str, Any], path: Path) -> dict[str, Any]:
             a["recipes"] = {k: fix(v, f"agents.{i}.recipes.{k}", "ref") for k, v in a["recipes"].items()}
         for k in a.get("tuned_by") or {} if isinstance(a.get("tuned_by"), dict) else ():
             fix(k, f"agents.{i}.tuned_by.{k}", "path")  # checked only: kept as written, the ledger's label
-
         for s, m in (a.get("seed_models") or {}).items() if isinstance(a.get("seed_models"), dict) else ():
             if isinstance(m, dict) and "model" in m:
                 m["model"] = fix(m["model"], f"agents.{i}.seed_models.{s}.model", "ref")
