@@ -43,6 +43,7 @@ def train_cmd(
     from polar.config import read_mapping, validate
     from polar.harnesses.registry import UnknownHarness, check_harness_id
     from polar.rl.config import TrainConfig
+    from polar.workspace import recipe_paths
 
     if resume is not None:
         if (config or algo or harness or steps or seed is not None or workers is not None or out
@@ -57,7 +58,7 @@ def train_cmd(
         source = "command line"
         if config is not None:
             path = _resolve_config(config)
-            data = read_mapping(path)
+            data = recipe_paths(read_mapping(path), path)  # its paths: against the recipe's folder
             source = str(path)
         overrides = {"algo": algo, "harness": harness, "steps": steps, "seed": seed, "workers": workers,
                      "eval_deterministic": eval_deterministic}

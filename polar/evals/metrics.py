@@ -248,7 +248,7 @@ def external_tuning(suite: Suite, agent: str, harness: str | None = None) -> dic
     """`tune:<file>` charges of the sweeps an agent's `tuned_by` names (those that tuned
     `harness`, or all of them)."""
     tuned_by = getattr(suite.agent(agent), "tuned_by", None) or {}
-    return {f"tune:{file}": sweep_env_steps(file, agent) for file, labels in tuned_by.items()
+    return {f"tune:{file}": sweep_env_steps(str(suite.path_of(file)), agent) for file, labels in tuned_by.items()
             if harness is None or harness in labels}
 
 

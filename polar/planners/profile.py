@@ -20,7 +20,7 @@ from polar.config import StrictModel, check_safe_name, read_mapping, validate
 from polar.errors import ConfigError, PolarError
 from polar.llm.settings import BudgetLimits, LLMSettings
 from polar.planners.fit import ObservationMode
-from polar.workspace import resolve_asset
+from polar.workspace import against_file, resolve_asset
 
 if TYPE_CHECKING:
     from polar.planners.base import Planner
@@ -121,10 +121,22 @@ def resolve_profile_path(path_or_name: str | Path) -> Path:
     return resolve_asset("planners", path_or_name, what="planner profile")
 
 
+def _paths_against(data: dict[str, Any], path: Path) -> dict[str, Any]:
+    """The profile's template and model paths resolved against the profile's own folder (its
+    `cache_dir` and `record_path` are where runs write, under the current workspace)."""
+    templates = data.get("templates")
+    if isinstance(templates, dict):
+        data["templates"] = {k: against_file(v, path, f"templates.{k}", "template") for k, v in templates.items()}
+    server = data.get("server")
+    if isinstance(server, dict) and "model" in server:
+        data["server"] = {**server, "model": against_file(server["model"], path, "server.model", "model")}
+    return data
+
+
 def load_planner_profile(path_or_name: str | Path, overrides: dict[str, Any] | None = None) -> PlannerProfile:
     """Read and validate a profile; `overrides` replace top-level keys before validation."""
     path = resolve_profile_path(path_or_name)
-    data = {**read_mapping(path), **(overrides or {})}
+    data = {**_paths_against(read_mapping(path), path), **(overrides or {})}
     backend = data.get("backend")
     if backend not in _BY_BACKEND:
         raise ConfigError(f"{path}: backend: expected one of {', '.join(_BY_BACKEND)}, got {backend!r}")

@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator,
 
 import polar
 from polar.errors import PolarError
+from polar.files import leaves, sha256_of
 from polar.harnesses.base import HarnessSpec
 from polar.harnesses.spaces import SpaceSpec, space_mismatch
 from polar.predicates import ANY, parse, placeholders
@@ -313,11 +314,7 @@ def now_iso() -> str:
 
 
 def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+    return sha256_of(path)
 
 
 ALLOWED_MODULE_PREFIXES = ("polar.",)
@@ -354,6 +351,9 @@ def _load_hook_file(root: Path, name: str, what: str) -> ModuleType:
     path = (root / HOOKS_PACKAGE / f"{name}.py").resolve()
     if not path.is_file():
         raise SkillLoadError(f"{what}: no hook file {path}")
+    if leaves(root, path):  # a library from elsewhere runs no code from outside its folder
+        raise SkillLoadError(f"{what}: {root / HOOKS_PACKAGE / f'{name}.py'} is a symlink pointing out of the "
+                             f"skill library ({path})")
     key = f"polar_skill_hooks.{hashlib.sha256(str(path).encode()).hexdigest()[:12]}.{name}"
     if key in sys.modules:
         return sys.modules[key]
