@@ -137,7 +137,7 @@ class MiniGridHarness(Harness):
             max_steps=int(u.max_steps) or None,
             reports_success=True,
             predicate_vocabulary=PREDICATE_VOCABULARY,
-            # How a policy reads `image`: symbolic ids per cell, or pixels (polar/rl/observations.py).
+            # How a policy reads `image`: symbolic ids per cell, or pixels (polar/rl/common/observations.py).
             extra={"observation_kinds": {"image": "image" if rgb else "index_grid"}},
         )
 
