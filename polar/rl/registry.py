@@ -12,6 +12,7 @@ from polar.rl.common.algorithm import AlgorithmSpec
 ALGORITHMS: dict[str, str] = {
     "ppo": "polar.rl.ppo",
     "sac": "polar.rl.sac",
+    "dqn": "polar.rl.dqn",
 }
 
 
