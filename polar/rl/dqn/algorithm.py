@@ -37,7 +37,7 @@ class DQNAlgorithm:
         with self.timer("env"):
             return Transitions.concat(source.collect(collect.collect, eps, self.c.fast))
 
-    def update(self, batch: Transitions, before: int, env_steps: int, updates: int) -> Update:  # type: ignore[override]
+    def update(self, batch: Transitions, before: int, env_steps: int, updates: int) -> Update:
         c = self.c
         with self.timer("replay_add"):
             self.replay.add(batch)

@@ -24,7 +24,7 @@ class PPOAlgorithm:
     def collect(self, source: Experience, env_steps: int) -> RolloutBatch:
         return RolloutBatch.concat(source.collect(collect.collect, self.c.num_steps))
 
-    def update(self, batch: RolloutBatch, before: int, env_steps: int, updates: int) -> Update:  # type: ignore[override]
+    def update(self, batch: RolloutBatch, before: int, env_steps: int, updates: int) -> Update:
         self.ppo.set_lr(self.lr(updates))
         return Update(self.ppo.update(batch), 1)
 

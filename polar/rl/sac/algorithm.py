@@ -34,7 +34,7 @@ class SACAlgorithm:
             steps = self.c.worker_steps if source.workers else 1
             return Transitions.concat(source.collect(collect.collect, steps, warmup))
 
-    def update(self, batch: Transitions, before: int, env_steps: int, updates: int) -> Update:  # type: ignore[override]
+    def update(self, batch: Transitions, before: int, env_steps: int, updates: int) -> Update:
         c = self.c
         with self.timer("replay_add"):
             self.replay.add(batch)
