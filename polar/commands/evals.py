@@ -51,7 +51,7 @@ def eval_cmd(
     sandbox: Annotated[str, typer.Option(help=f"{SANDBOX_HELP} (agent=planner)")] = "default",
     checkpoint: Annotated[str | None, typer.Option(help="A `polar train` run dir (agent=pure_rl).")] = None,
     train_steps: Annotated[int | None, typer.Option(help="Train PPO for this many env steps (agent=pure_rl).")] = None,
-    algo: Annotated[str, typer.Option(help="ppo | sac (agent=pure_rl).")] = "ppo",
+    algo: Annotated[str, typer.Option(help="A registered RL algorithm: ppo, sac, ... (agent=pure_rl).")] = "ppo",
     recipe: Annotated[str | None, typer.Option(help="Training recipe: skills/recipes/<name>.yaml or a path (agent=pure_rl).")] = None,
     episodes: Annotated[int, typer.Option(min=1)] = 10,
     seed: Annotated[int, typer.Option(min=0)] = 0,

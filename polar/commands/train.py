@@ -1,4 +1,4 @@
-"""`polar train`: train a PPO/SAC policy from a recipe YAML or from flags; `--resume DIR`."""
+"""`polar train`: train a policy (any registered algorithm) from a recipe YAML or from flags; `--resume DIR`."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ def _resolve_config(name: str) -> Path:
 
 def train_cmd(
     config: str | None = typer.Argument(None, help="A run config YAML, or a recipe name under skills/recipes/ (e.g. ppo_cartpole)."),
-    algo: str | None = typer.Option(None, "--algo", help="ppo or sac."),
+    algo: str | None = typer.Option(None, "--algo", help="A registered algorithm (polar/rl/registry.py): ppo, sac, ..."),
     harness: str | None = typer.Option(None, "--harness", help="Harness id, e.g. gym:CartPole-v1."),
     steps: int | None = typer.Option(None, "--steps", help="Total env steps."),
     seed: int | None = typer.Option(None, "--seed", min=0),

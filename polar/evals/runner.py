@@ -304,7 +304,7 @@ def _run_on_ray(suite: Suite, todo: list[Cell], out: Path, n_workers: int,
                 on_cell: Callable[[CellResult], None]) -> None:
     import ray
 
-    from polar.rl.ray_session import init_ray
+    from polar.rl.common.ray_session import init_ray
 
     # A local engine answers one request at a time, so two cells on it would only wait for each
     # other: each engine is a Ray resource of 1, and its cells run one after another while the

@@ -141,7 +141,7 @@ class PureRLAgentConfig(_Trained):
     LABELS: ClassVar[tuple[str, ...]] = ("decides_from", "tuned_by")
 
     kind: Literal["pure_rl"] = "pure_rl"
-    algo: Literal["ppo", "sac"] = "ppo"
+    algo: str = "ppo"  # a registered RL algorithm (polar.rl.registry)
     train_steps: int | None = Field(None, ge=1)  # env steps of training per (harness, seed)
     recipes: dict[str, str] = Field(default_factory=dict)  # harness label -> recipe (tuned per family)
     checkpoint: str | None = None  # evaluate this run dir instead of training
@@ -163,6 +163,15 @@ class PureRLAgentConfig(_Trained):
     # cells use its result. The ledger charges those trials as tuning, to these harnesses' rows
     # and once to the agent's total; the cells' results do not depend on it.
     tuned_by: dict[str, list[str]] = Field(default_factory=dict)
+
+    @field_validator("algo")
+    @classmethod
+    def _known_algo(cls, v: str) -> str:
+        from polar.rl.registry import ALGORITHMS
+
+        if v not in ALGORITHMS:
+            raise ValueError(f"{v!r} is not one of {', '.join(ALGORITHMS)}")
+        return v
 
     def for_harness(self, label: str) -> PureRLAgentConfig:
         """This agent as one harness's cells run it: `recipes` resolved to the harness's recipe,

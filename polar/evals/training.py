@@ -154,7 +154,7 @@ def train_or_resume(tcfg: Any, run: Path, curves: list[CurveRecorder], hooks: li
     curve measures the untrained policy (when it has `every`), every `every` steps, and the
     final policy. `on_start(trainer)` runs once the trainer exists (e.g. to restore counters
     to the checkpoint's)."""
-    from polar.rl.checkpoint import CheckpointError, latest_checkpoint
+    from polar.rl.common.checkpoint import CheckpointError, latest_checkpoint
     from polar.rl.trainer import Trainer
 
     trainer = None

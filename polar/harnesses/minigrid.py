@@ -143,7 +143,7 @@ class MiniGridHarness(Harness):
             reward_marks_success=True,
             done_action="done" if isinstance(u, DONE_TO_SUCCEED) else None,
             predicate_vocabulary=PREDICATE_VOCABULARY,
-            # How a policy reads `image`: symbolic ids per cell, or pixels (polar/rl/observations.py).
+            # How a policy reads `image`: symbolic ids per cell, or pixels (polar/rl/common/observations.py).
             extra={"observation_kinds": {"image": "image" if rgb else "index_grid"}},
         )
 

@@ -2,7 +2,7 @@
 
 Entry points: `polar train` (polar/commands/train.py), `polar.rl.trainer.Trainer`, and the policy
 export API in `polar.rl.policy` (`Policy`, `make_policy`, `load_policy`) that the skill
-library uses; per-algorithm policies are `polar.rl.ppo_policy.PPOPolicy` and
-`polar.rl.sac_policy.SACPolicy`. Nothing heavy is imported here, so `import polar.rl`
+library uses; per-algorithm policies are `polar.rl.ppo.ppo_policy.PPOPolicy` and
+`polar.rl.sac.sac_policy.SACPolicy`. Nothing heavy is imported here, so `import polar.rl`
 stays cheap.
 """
