@@ -18,7 +18,8 @@ import numpy as np
 from minigrid.core.constants import IDX_TO_COLOR, IDX_TO_OBJECT, OBJECT_TO_IDX
 
 from polar.harnesses.base import SymbolicObject, SymbolicState
-from polar.harnesses.minigrid import (
+from polar.harnesses.minigrid_obs import view_offsets
+from polar.harnesses.minigrid_state import (
     _STATE_NAMES,
     DIR_VECTORS,
     DIRECTIONS,
@@ -27,7 +28,6 @@ from polar.harnesses.minigrid import (
     grid_state,
     reach_objects,
 )
-from polar.harnesses.minigrid_obs import view_offsets
 from polar.harnesses.sighting import Cell, Code, MemoryView, Sighting
 
 UNSEEN = (OBJECT_TO_IDX["unseen"], 0, 0)  # what the view shows where sight is blocked

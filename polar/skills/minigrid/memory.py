@@ -24,8 +24,8 @@ from typing import Any
 
 from minigrid.core.constants import IDX_TO_COLOR
 
-from polar.harnesses.minigrid import DIR_VECTORS
 from polar.harnesses.minigrid_memory import frontier, kind, passable
+from polar.harnesses.minigrid_state import DIR_VECTORS
 from polar.harnesses.missions import COLORS, OBJECT_TYPES
 from polar.harnesses.sighting import Cell, MemoryView
 from polar.skills.minigrid.goto import _bound_args
@@ -33,6 +33,12 @@ from polar.skills.minigrid.primitives import MINIGRID, install_primitives
 from polar.skills.model import Skill, SkillError
 from polar.skills.search_path import Library, open_library
 from polar.skills.store import SkillLibrary
+
+
+class NoWay(LookupError):
+    """No remembered walk reaches what the skill is after: the call fails (the planner replans);
+    not a `PolarError`, which would mean a broken setup and stop the episode."""
+
 
 LEFT, RIGHT, FORWARD = 0, 1, 2  # MiniGrid's action ids, the same in every MiniGrid action space
 _MODULE = "polar.skills.minigrid.memory"
@@ -103,7 +109,7 @@ def explore_step(obs: Any, args: dict[str, Any], harness: Any = None) -> dict[st
     memory = memory_of(harness)
     action = _approach(memory, sorted(frontier(memory)), stand_on=False)
     if action is None:
-        raise SkillError("explore: no unseen cell can be walked to through the remembered cells")
+        raise NoWay("explore: no unseen cell can be walked to through the remembered cells")
     return {"action": action}
 
 
@@ -115,10 +121,10 @@ def goto_step(obs: Any, args: dict[str, Any], harness: Any = None) -> dict[str, 
                if kind(code) == obj and (color is None or IDX_TO_COLOR[int(code[1])] == color)
                and (at is None or c == at)]
     if not targets:
-        raise SkillError(f"goto: no {color or 'any-colour'} {obj} in the memory (explore first)")
+        raise NoWay(f"goto: no {color or 'any-colour'} {obj} in the memory (explore first)")
     action = _approach(memory, sorted(targets), stand_on=obj == "goal")
     if action is None:
-        raise SkillError(f"goto: no remembered walk reaches the {color or 'any-colour'} {obj}")
+        raise NoWay(f"goto: no remembered walk reaches the {color or 'any-colour'} {obj}")
     return {"action": action}
 
 
