@@ -189,3 +189,18 @@ def test_reader_places_the_view_by_the_pose():
             assert code == _true_code(env, cell)
     shown = int(np.sum(np.any(obs["image"] != 0, axis=-1))) - 1  # the view's cells but the agent's own
     assert len(sight.cells) == shown and sight.carrying is None
+
+
+def test_memory_mode_prompt_shows_the_remembered_map_and_its_predicates():
+    from polar.agent.context import live_context
+    from polar.planners.fit import apply_observation_mode
+    from polar.planners.profile import load_planner_profile
+
+    assert load_planner_profile("openai", {"observation": "memory"}).observation == "memory"
+    ctx = live_context(MemoryHarness(NoSimulatorState(make_harness(DOORKEY, odometry=True))), 1, _memory_library())
+    assert ctx.observation.startswith("Memory of what you have seen") and "??" in ctx.observation
+    assert {"seen(key,yellow)", "reachable(frontier)"} <= set(ctx.symbolic.predicates)
+    variables = apply_observation_mode({"observation": ctx.observation, "predicates": ctx.symbolic.predicates},
+                                       ctx.symbolic, "memory")
+    assert variables["observation"] == ctx.observation and variables["observation_mode"] == "memory"
+    assert {s.name for s in ctx.skills} >= {"explore", "goto"}
