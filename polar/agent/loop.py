@@ -15,6 +15,7 @@ from typing import Any
 
 from polar.agent.context import ContextBuilder
 from polar.agent.executors import declare_done, execute
+from polar.agent.memory import MemoryHarness
 from polar.agent.recording import RecordingHarness
 from polar.episode import DecisionRecord, EpisodeRecord, FailureCause, LLMCallRecord, Outcome
 from polar.errors import BudgetExceeded, LLMError, PlannerError
@@ -54,6 +55,8 @@ class Agent:
 
     def run(self, task: str, harness: Harness, seed: int | None = None) -> EpisodeRecord:
         cfg, t0, episode_id = self.settings, time.perf_counter(), uuid.uuid4().hex[:12]
+        if getattr(self.planner, "memory", False):  # the agent's own view: everything read goes through its memory
+            harness = MemoryHarness(harness)
         h = RecordingHarness(harness, cfg.max_env_steps or harness.spec.max_steps, cfg.record_steps)
         obs, _ = h.reset(seed=seed)
         self.planner.reset()

@@ -120,9 +120,17 @@ class PlannerAgent(EvalAgent):
     @classmethod
     def information(cls, config: PlannerAgentConfig) -> Information:  # type: ignore[override]
         """A hand-written planner (symbolic, maze) is domain logic over the full state:
-        privileged, a scripted reference. An LLM planner reads the state it is shown and calls
-        skills that read the full grid: full, unless declared otherwise."""
-        backend = load_planner_profile(config.planner).backend
+        privileged, a scripted reference; with `memory: true` it reads only the agent's memory of
+        its own view: view. An LLM planner reads the state it is shown and calls skills that
+        read the full grid: full, unless declared otherwise."""
+        profile = load_planner_profile(config.planner)
+        backend = profile.backend
+        if getattr(profile, "options", {}).get("memory"):  # hand-written, but over its own memory only
+            if config.observes not in (None, "view"):
+                raise ConfigError(f"agent {config.name}: observes: the {backend} planner with memory reads the "
+                                  f"agent's own view (and pose) through its memory: view, not {config.observes!r}")
+            return Information("view", "view", f"scripted {backend} planner over its own memory "
+                                               "(the 7x7 view and the agent's pose; docs/memory.md)")
         if backend != "llm":
             if config.observes not in (None, "privileged"):
                 raise ConfigError(f"agent {config.name}: observes: the {backend} planner is hand-written "
