@@ -104,3 +104,15 @@ def test_a_profiles_template_and_model_paths_resolve_against_the_profile(project
     assert resolve_templates(profile)[1].name == "student_skill"
     assert profile.server is not None and profile.server.model == str(folder / "weights" / "model.gguf")
     assert profile.record_path == ".polar/llm-calls.jsonl"  # where runs write: the workspace, as before
+
+
+def test_a_library_named_by_its_folder_is_found_from_any_folder(tmp_path: Path, monkeypatch) -> None:
+    """`skills: skills_memory` in a suite names the shipped memory library, wherever Polar runs."""
+    from polar.skills.search_path import open_library
+
+    monkeypatch.chdir(tmp_path)
+    library = open_library("skills_memory")
+    assert library.root.resolve() == (Path(__file__).resolve().parents[1] / "skills_memory").resolve()
+    assert {"explore", "goto"} <= {s.name for s in library.list()}
+    (tmp_path / "skills_memory").mkdir()  # an empty folder of that name is no library: the shipped one stays
+    assert open_library("skills_memory").root.resolve() == library.root.resolve()

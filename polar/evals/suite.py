@@ -501,7 +501,7 @@ def load_suite(path_or_name: str | Path | Suite | dict) -> Suite:
 # The fields of a suite that name files: resolved against the suite's folder, and kept inside it
 # (a suite from elsewhere cannot point at the rest of the machine through '..' or a symlink).
 _AGENT_PATHS: dict[str, PathKind] = {"planner": "ref", "sandbox": "ref", "template": "template", "recipe": "ref",
-                                     "skills": "path", "checkpoint": "path"}
+                                     "skills": "ref", "checkpoint": "path"}
 
 
 def _paths_against(data: dict[str, Any], path: Path) -> dict[str, Any]:
