@@ -42,10 +42,10 @@ def figures(details: dict) -> list[Figure]:
 
 
 def time_updates(trainer: Trainer, snapshot: tuple[dict, dict], flush: bool, updates: int) -> float:
-    sac = trainer.sac
+    sac = trainer.algo.sac
     sac.policy.load_state_dict(copy.deepcopy(snapshot[0]))  # weights
     sac.load_state_dict(copy.deepcopy(snapshot[1]))  # targets, optimizers, log alpha, counters
-    batches = [trainer.replay.sample(256) for _ in range(updates)]
+    batches = [trainer.algo.replay.sample(256) for _ in range(updates)]
     torch.set_flush_denormal(flush)
     try:
         t = time.perf_counter()
@@ -68,10 +68,10 @@ def main(argv: list[str] | None = None) -> int:
         cfg = polar_config("sac_pendulum", args.seed, args.train_steps).model_copy(update={"flush_denormal": False})
         trainer = Trainer(cfg, d)
         trainer.run()
-    moments = [trainer.sac.q_optimizer.state[p]["exp_avg"] for p in trainer.sac.q_params]
+    moments = [trainer.algo.sac.q_optimizer.state[p]["exp_avg"] for p in trainer.algo.sac.q_params]
     sub = sum(int(((m != 0) & (m.abs() < SMALLEST_NORMAL)).sum()) for m in moments)
     frac = sub / sum(m.numel() for m in moments)
-    snapshot = (copy.deepcopy(trainer.policy.state_dict()), copy.deepcopy(trainer.sac.state_dict()))
+    snapshot = (copy.deepcopy(trainer.policy.state_dict()), copy.deepcopy(trainer.algo.sac.state_dict()))
     kept, flushed = [], []
     for r in range(args.rounds):
         for flush in ((False, True) if r % 2 == 0 else (True, False)):

@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_results import Figure, script_command, write_result  # noqa: E402
 from bench_train import interleaved_runs  # noqa: E402
 
-from polar.rl import networks  # noqa: E402
+from polar.rl.common import networks  # noqa: E402
 
 SHAPES = {"7x7 view": (7, 7, 3), "16x16 full grid": (16, 16, 3)}
 SIDES = ("nn_embedding", "polar")

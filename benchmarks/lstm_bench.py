@@ -1,4 +1,4 @@
-"""Recurrent PPO's LSTM re-run: `polar.rl.lstm.masked_lstm` against a loop of `LSTMCell`.
+"""Recurrent PPO's LSTM re-run: `polar.rl.common.lstm.masked_lstm` against a loop of `LSTMCell`.
 
     .venv/bin/python benchmarks/lstm_bench.py [--rounds 3] [--train-steps 32768]
 
@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_results import Figure, script_command, write_result  # noqa: E402
 from bench_train import interleaved_runs  # noqa: E402
 
-from polar.rl.lstm import masked_lstm  # noqa: E402
+from polar.rl.common.lstm import masked_lstm  # noqa: E402
 
 T, N, FEATURES, UNITS, RESET_RATE = 128, 4, 64, 64, 0.02
 
@@ -83,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"minibatch: loop {statistics.median(mb['loop_ms']):.2f} ms, "
           f"masked_lstm {statistics.median(mb['masked_lstm_ms']):.2f} ms", flush=True)
     details["train"] = interleaved_runs(
-        "ppo_lstm_minigrid", {name: (lambda fn=fn: mock.patch("polar.rl.ppo_policy.masked_lstm", fn))
+        "ppo_lstm_minigrid", {name: (lambda fn=fn: mock.patch("polar.rl.ppo.ppo_policy.masked_lstm", fn))
                               for name, fn in sides.items()},
         args.rounds, args.train_steps, harness="minigrid:MiniGrid-DoorKey-8x8-v0", eval_episodes=10)
     args_out = ["--rounds", str(args.rounds), "--train-steps", str(args.train_steps)]

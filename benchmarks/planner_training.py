@@ -9,8 +9,10 @@ second process beside SFT (`--sequential` turns that off). Measured on 2 cores: 
 the whole loop, one round included, add up to 57 minutes
 (evals/results/planner-training/loop-2026-12-02/README.md).
 
-Every stage is resumable (finished eval cells, the teacher suite and the dataset are reused;
-`--stages` picks stages) and writes `results.json` in --out: one row per arm (base, sft,
+Every stage resumes after a kill (`kill -9` included; docs/planner-training.md): finished
+episodes and cells are reused, the dataset is written whole or not at all, SFT continues from
+its last checkpoint and registers its model once, a round of `improve` resumes where it stopped
+(`--stages` picks stages) and writes `results.json` in --out: one row per arm (base, sft,
 round-N), task and observation mode, with Wilson intervals over episodes, and a ledger of what
 each stage cost (LLM tokens, training tokens, env steps, CPU and wall time). Copy it to
 evals/results/planner-training/ to commit a measured run.
@@ -116,6 +118,8 @@ def main() -> None:
                     help=f"comma-separated, from {STAGES + EXTRA_STAGES} (report: rows from the finished "
                          "cells of eval-base and eval-sft, for evaluations stopped early)")
     ap.add_argument("--name", default="polar-planner", help="registered name of the SFT model")
+    ap.add_argument("--teacher-suite", type=Path, default=REPO / "evals" / "planner_teacher.yaml",
+                    help="the suite whose episodes teach (default: evals/planner_teacher.yaml, 600 episodes)")
     ap.add_argument("--observation", choices=["predicates", "view"], default="predicates")
     ap.add_argument("--student", default="student",
                     help="the student's planner profile: its templates render the dataset and serve the model")
@@ -190,15 +194,19 @@ def main() -> None:
         import subprocess
 
         # argparse keeps the last --stages; the base model's server on the next port
+        from polar.files import die_with_parent
+
+        # it dies with this process (a kill -9 of the loop leaves no evaluation running on)
         beside = subprocess.Popen([sys.executable, __file__, *sys.argv[1:], "--stages", "eval-base",
-                                   "--port", str(args.port + 1), "--server-threads", "1"])
+                                   "--port", str(args.port + 1), "--server-threads", "1"],
+                                  preexec_fn=die_with_parent)
         stages.remove("eval-base")
         args.threads = args.threads or 1
 
     if "teacher" in stages:
         from polar.evals.runner import run_cells
 
-        summary = timed("teacher", lambda: run_cells(REPO / "evals" / "planner_teacher.yaml", out / "teacher"))
+        summary = timed("teacher", lambda: run_cells(args.teacher_suite, out / "teacher"))
         eps = [e for c in summary.results for e in c.episodes]
         results["ledger"]["teacher"] |= {"episodes": len(eps), "env_steps": sum(e.env_steps for e in eps),
                                          "success": sum(e.success for e in eps) / max(len(eps), 1)}

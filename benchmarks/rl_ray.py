@@ -4,7 +4,7 @@
 
 1. `ray.init` of a new local Ray in a fresh process, three ways, alternating: Ray's
    defaults (`ray.init(num_cpus=2)`), Polar's previous call (no dashboard, no log forwarding), and
-   `polar.rl.ray_session.init_ray` (also no metrics collection, WARNING logs, no usage
+   `polar.rl.common.ray_session.init_ray` (also no metrics collection, WARNING logs, no usage
    statistics, token auth without the banner). Reported: seconds for `ray.init` plus the
    first task, the resident memory (RSS) of the driver and every process Ray started,
    the number of those processes, and the lines Ray printed on stderr.
@@ -33,7 +33,7 @@ INIT_MODES = {
     "ray-defaults": "import ray; ray.init(address='local', num_cpus=2)",
     "polar-before": ("import ray; ray.init(address='local', num_cpus=2, object_store_memory=200 * 1024 * 1024, "
                      "include_dashboard=False, log_to_driver=False)"),
-    "polar-lean": "from polar.rl.ray_session import init_ray; init_ray(num_cpus=2)",
+    "polar-lean": "from polar.rl.common.ray_session import init_ray; init_ray(num_cpus=2)",
 }
 
 PROBE = """
@@ -79,11 +79,12 @@ def rollout_throughput(rollouts: int) -> dict[str, float]:
     import ray
     import torch
 
-    from polar.rl.envs import make_vector_env
+    from polar.rl.common.envs import make_vector_env
+    from polar.rl.common.ray_session import init_ray
+    from polar.rl.common.rollout import Collector
+    from polar.rl.common.workers import WorkerPool
     from polar.rl.policy import make_policy
-    from polar.rl.ray_session import init_ray
-    from polar.rl.rollout import Collector, collect_ppo
-    from polar.rl.workers import WorkerPool
+    from polar.rl.ppo.collect import collect_ppo
 
     torch.set_num_threads(1)
     num_envs, num_steps = 8, 128
@@ -99,10 +100,10 @@ def rollout_throughput(rollouts: int) -> dict[str, float]:
     for workers in (1, 2):
         pool = WorkerPool(["gym:CartPole-v1"] * workers, num_envs, {}, 0, policy.config())
         weights = lambda: ray.put({k: v.numpy() for k, v in policy.to_state()[0].items()})  # noqa: E731
-        pool.ppo(weights(), num_steps)  # warm-up: actors up, envs made
+        pool.collect(weights(), "polar.rl.ppo.collect:collect", num_steps)  # warm-up: actors up, envs made
         t0 = time.perf_counter()
         for _ in range(rollouts):
-            pool.ppo(weights(), num_steps)
+            pool.collect(weights(), "polar.rl.ppo.collect:collect", num_steps)
         out[f"ray_{workers}"] = rollouts * workers * num_envs * num_steps / (time.perf_counter() - t0)
         pool.close()
     ray.shutdown()

@@ -5,7 +5,7 @@
 
 Trains Polar's SAC on Pendulum-v1 (rl_vs_sb3.py's hyper-parameters, one torch thread) for
 `--train-steps` env steps, then, from that state, round by round:
-- **eager**: `SAC.update` as training runs it (the gradients written out, polar/rl/sac_grad.py),
+- **eager**: `SAC.update` as training runs it (the gradients written out, polar/rl/sac/sac_grad.py),
   ms per update;
 - **autograd**: the same update through autograd (`sac.analytic_grad: false`);
 - **ATen ops**: how many operators one update dispatches (each costs its dispatch, a few
@@ -101,7 +101,7 @@ def replay(shapes: list[tuple[str, list[list[int]]]], then: Callable[[], None] |
 def adam_steps(trainer: Trainer) -> Callable[[], None]:
     """The update's three Adam steps (critics, actor, temperature) on the gradients its last
     call left: the fused kernels, as `SAC._minimize` runs them."""
-    steps = [s for s in trainer.sac._steps.values() if s is not None]
+    steps = [s for s in trainer.algo.sac._steps.values() if s is not None]
 
     def run() -> None:
         for s in steps:
@@ -111,7 +111,7 @@ def adam_steps(trainer: Trainer) -> Callable[[], None]:
 
 def compiled_update(trainer: Trainer) -> Callable[[], None]:
     """SAC.update's critic and actor steps with both losses through torch.compile."""
-    sac, policy = trainer.sac, trainer.policy
+    sac, policy = trainer.algo.sac, trainer.policy
     gamma = sac.cfg.gamma
 
     def critic_loss(obs, next_obs, actions, rewards, terminated, alpha):
@@ -128,7 +128,7 @@ def compiled_update(trainer: Trainer) -> Callable[[], None]:
     critic_c, actor_c = torch.compile(critic_loss), torch.compile(actor_loss)
 
     def update() -> None:
-        b = trainer.replay.sample(256)
+        b = trainer.algo.replay.sample(256)
         obs, next_obs = policy.prepare(b.obs), policy.prepare(b.next_obs)
         alpha = sac.log_alpha.detach().exp()
         sac._minimize(critic_c(obs, next_obs, b.actions, b.rewards, b.terminated, alpha), sac.q_optimizer)
@@ -237,16 +237,16 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as d:
         trainer = Trainer(polar_config("sac_pendulum", args.seed, args.train_steps), d)
         trainer.run()
-    sac, fast = trainer.sac, trainer.sac._grad
+    sac, fast = trainer.algo.sac, trainer.algo.sac._grad
     assert fast is not None, "the bench's policy takes the written-out gradients"
 
     def eager() -> None:
         sac._grad = fast
-        sac.update(trainer.replay.sample(256))
+        sac.update(trainer.algo.replay.sample(256))
 
     def autograd() -> None:
         sac._grad = None
-        sac.update(trainer.replay.sample(256))
+        sac.update(trainer.algo.replay.sample(256))
     eager()
     ops, op_matmuls = aten_ops(eager)
     shapes = op_shapes(eager, MATMULS)

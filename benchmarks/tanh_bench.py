@@ -1,4 +1,4 @@
-"""torch.tanh against Polar's numpy tanh path (`polar.rl.networks._numpy_path`), forward + backward, side by side.
+"""torch.tanh against Polar's numpy tanh path (`polar.rl.common.networks._numpy_path`), forward + backward, side by side.
 
     .venv/bin/python benchmarks/tanh_bench.py [--rounds 5]
 
@@ -22,7 +22,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_results import Figure, script_command, write_result  # noqa: E402
 
-from polar.rl.networks import _numpy_path, numpy_tanh_pays  # noqa: E402
+from polar.rl.common.networks import _numpy_path, numpy_tanh_pays  # noqa: E402
 
 SHAPES = {"PPO CartPole update [2, 256, 64]": (2, 256, 64), "MiniGrid trunk [512, 64]": (512, 64)}
 

@@ -23,6 +23,7 @@ class FailureCause(StrEnum):
     PLANNER_PARSE = "planner-parse"  # the planner produced no valid decision
     LLM_ERROR = "llm-error"  # the model could not be reached (429s, refused connection, timeout)
     SKILL_FAILURE = "skill-failure"  # a skill, primitive or policy code did not achieve its aim
+    SKILL_ERROR = "skill-error"  # a skill raised (its policy or a hook), or cannot read this harness
     SANDBOX_ERROR = "sandbox-error"  # policy code broke a sandbox limit or crashed
     HARNESS_ERROR = "harness-error"  # the harness (game, simulator) failed
     BUDGET = "budget"  # a decision, call, token or dollar budget ran out
@@ -55,7 +56,7 @@ class Outcome(BaseModel):
     affordance: float | None = None  # policy skills: V(start state)
     # policy code
     stopped_by: Literal["terminated", "truncated", "step_limit", "error"] | None = None
-    error_type: str | None = None  # the sandbox error's type, e.g. "SandboxViolation"
+    error_type: str | None = None  # the sandbox error's type ("SandboxViolation"), or what a skill raised
 
     @model_validator(mode="after")
     def _cause_iff_failed(self) -> Outcome:

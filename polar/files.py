@@ -41,3 +41,44 @@ def fsync_dir(path: str | Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def sha256_of(path: str | Path, chunk: int = 1 << 20) -> str:
+    """The sha256 of a file's bytes, read in chunks (weights are hundreds of MB)."""
+    import hashlib
+
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while block := f.read(chunk):
+            h.update(block)
+    return h.hexdigest()
+
+
+def leaves(folder: str | Path, path: str | Path) -> bool:
+    """Whether `path` lies outside `folder` once `..` and symlinks are followed (a folder
+    from elsewhere must not reach into the rest of the machine)."""
+    root = Path(folder).resolve()
+    return not Path(path).resolve().is_relative_to(root)
+
+
+def die_with_parent() -> None:
+    """For `subprocess.Popen(preexec_fn=...)`: the child gets SIGKILL when the process that
+    started it dies (Linux's PR_SET_PDEATHSIG), so a `kill -9` of a long job leaves no helper
+    running on behind it; a no-op elsewhere."""
+    import ctypes
+    import signal
+
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # 1: PR_SET_PDEATHSIG
+
+
+def pause_point(stage: str) -> None:
+    """Test hook: with POLAR_PAUSE_AT=<stage>, write POLAR_PAUSE_FILE and sleep, so a test can
+    `kill -9` a long job at a precise point (e.g. after a model is registered)."""
+    if os.environ.get("POLAR_PAUSE_AT") != stage:
+        return
+    import time
+
+    if marker := os.environ.get("POLAR_PAUSE_FILE"):
+        Path(marker).write_text(stage)
+    time.sleep(float(os.environ.get("POLAR_PAUSE_S", "60")))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Literal
 
 from polar.errors import ConfigError
 
@@ -99,3 +100,52 @@ def resolve_asset(kind: str, name_or_path: str | Path, *, folder: str = "", suff
     known = sorted({q.stem for d in asset_dirs(kind) for q in (d / folder).glob(f"*{suffix}")})
     raise ConfigError(f"{what} {name!r} not found (known: {', '.join(known) or 'none'}"
                       f"{'; ' + hint if hint else ''}; or a path to a {suffix} file)")
+
+
+# --- paths inside config files ----------------------------------------------------------------
+
+# "path": always a path; "ref": an asset name, or a path when it holds '/' or starts with '.'/'~';
+# "harness": a harness id, or a path when it ends in .yaml/.yml; "template": a name, or a path when
+# it holds '/' or ends in .j2; "model": a model name, or a path when it holds '/' or ends in .gguf
+PathKind = Literal["path", "ref", "harness", "template", "model"]
+
+
+def names_a_path(value: str, kind: PathKind) -> bool:
+    """Whether a config value is a path (not an asset name or a harness id), by the same rule
+    the lookups use (`resolve_asset`: a name holding '/' or starting with '.' or '~' is a path)."""
+    if kind == "path":
+        return True
+    if kind == "harness":
+        return value.endswith((".yaml", ".yml"))
+    if kind == "template":
+        return "/" in value or value.endswith(".j2")
+    if kind == "model":
+        return "/" in value or value.endswith(".gguf")
+    return "/" in value or value.startswith((".", "~"))
+
+
+def against_file(value: str, source: Path, field: str, kind: PathKind = "ref", *, contained: bool = False) -> str:
+    """A path that a config file names, resolved against the folder of that file (not the
+    current directory), so the file means the same from anywhere. Names, absolute paths and
+    `~` paths are returned as they are. `contained`: a relative path may not leave the file's
+    folder (`..`, or a symlink pointing out): a ConfigError naming the file and the field."""
+    if not isinstance(value, str) or not value or not names_a_path(value, kind) or value.startswith("~") \
+            or os.path.isabs(value):
+        return value
+    base = source.resolve().parent
+    joined = base / os.path.normpath(value)
+    if contained and not joined.resolve().is_relative_to(base):
+        raise ConfigError(f"{source}: {field}: {value!r} leaves the folder of {source.name} ({base}); a relative "
+                          "path must stay beside the file (give an absolute path, or an asset name)")
+    return os.path.normpath(joined)
+
+
+def recipe_paths(data: dict, path: Path) -> dict:
+    """A training recipe's harness spec paths (`harness: my/game.yaml`, one or a list) resolved
+    against the recipe's folder; its `out` is where the run writes, under the current directory."""
+    h = data.get("harness")
+    if isinstance(h, str):
+        data["harness"] = against_file(h, path, "harness", "harness")
+    elif isinstance(h, list):
+        data["harness"] = [against_file(v, path, f"harness.{i}", "harness") for i, v in enumerate(h)]
+    return data

@@ -38,6 +38,8 @@ COMMANDS: dict[str, list[str]] = {
     "manifest": ["skills", "register", "{run}", "--name", "badskill", "--manifest", "{file}",
                  "-L", "{out}"],
     "template": ["prompts", "show", "{file}"],
+    # a shipped or downloaded planner model folder (model.json + LoRA adapters), by path
+    "model": ["llm", "models", "--path", "{file}"],
 }
 
 # What each error must name besides the file: the field (or the problem) per case.
@@ -107,7 +109,9 @@ EXPECT: dict[str, tuple[str, ...]] = {
     "suite/alias_bomb.yaml": ("alias",),
     "suite/duplicate_key.yaml": ("duplicate key 'episodes'",),
     "suite/path_traversal.yaml": ("harnesses.0.name",),
-    "suite/path_traversal_sandbox.yaml": ("agents.0.planner.sandbox", "not a sandbox profile name"),
+    "suite/path_traversal_sandbox.yaml": ("agents.0.sandbox", "../../../../etc/passwd", "leaves the folder"),
+    "suite/path_leaves_folder.yaml": ("agents.0.recipe", "../../../skills/recipes", "leaves the folder"),
+    "suite/symlink_out.yaml": ("agents.0.tuned_by.outside_sweep.json", "leaves the folder"),
     "suite/dangling_harness.yaml": ("harnesses.0.id", "NoSuchEnv"),
     "suite/dangling_planner.yaml": ("agents.0.planner", "no_such_profile"),
     "suite/dangling_recipe.yaml": ("agents.0.recipe", "no_such_recipe"),
@@ -169,6 +173,18 @@ EXPECT: dict[str, tuple[str, ...]] = {
     "template/path_traversal.j2": ("name:",),
     "template/dangling_include.j2": ("no_such_partial.j2",),
     "template/not_a_mapping.j2": ("mapping",),
+    # model folders (each case is a folder): checked before anything loads from them
+    "model/altered_adapter": ("adapter-1/adapter_model.safetensors", "sha256", "altered or damaged"),
+    "model/missing_adapter": ("adapter-1/adapter_model.safetensors", "missing"),
+    "model/no_checksums": ("files", "records no sha256", "adapter-1/adapter_config.json"),
+    "model/pickle_adapter": ("adapter_model.bin", "pickled weights are refused"),
+    "model/pickle_as_safetensors": ("adapter_model.safetensors", "not a safetensors file"),
+    "model/adapter_traversal": ("adapters.0", "../altered_adapter/adapter-1", "leaves the model folder"),
+    "model/absolute_adapter": ("adapters.0", "'/etc'", "leaves the model folder"),
+    "model/symlink_out": ("adapters.0", "adapter-1", "leaves the model folder"),
+    "model/symlink_file_out": ("adapter_model.safetensors", "symlink pointing out of the model folder"),
+    "model/misspelled_key": ("adpaters", "unknown key"),
+    "model/bad_json": ("model.json", "unreadable"),
 }
 
 # Bad values given on the command line rather than in a file: (kind, args, what to name).
@@ -210,9 +226,15 @@ def cases() -> list[Case]:
     return out
 
 
+FOLDER_KINDS = ("model",)  # kinds whose cases are folders, not files
+
+
 def test_every_corpus_file_has_a_case() -> None:
-    on_disk = {str(p.relative_to(CORPUS)) for p in CORPUS.rglob("*") if p.is_file() and p.name != "README.md"}
-    assert on_disk == set(EXPECT) | {"manifest/name_traversal.yaml"}
+    on_disk = {str(p.relative_to(CORPUS)) for p in CORPUS.rglob("*") if p.is_file() and p.name != "README.md"
+               and p.relative_to(CORPUS).parts[0] not in FOLDER_KINDS}
+    on_disk |= {f"{k}/{d.name}" for k in FOLDER_KINDS for d in (CORPUS / k).iterdir()}
+    # the symlink a suite case names (it points out of the corpus folder)
+    assert on_disk == set(EXPECT) | {"manifest/name_traversal.yaml", "suite/outside_sweep.json"}
 
 
 @dataclass
@@ -239,7 +261,7 @@ def _created(cwd: Path) -> list[str]:
 
 def run_in_process(case: Case, cwd: Path, run_dir: Path) -> Outcome:
     """`polar ARGS` through the CLI's main() in this process, from `cwd`, output captured."""
-    from polar.cli import main
+    from polar.commands.app import main
 
     args = _args(case, cwd, run_dir)
     buf = io.StringIO()
@@ -270,7 +292,7 @@ def run_subprocess(case: Case, cwd: Path, run_dir: Path, timeout: float = 120) -
     env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200"}
     t0 = time.perf_counter()
     try:
-        p = subprocess.run([sys.executable, "-m", "polar.cli", *args], cwd=cwd, env=env,
+        p = subprocess.run([sys.executable, "-m", "polar", *args], cwd=cwd, env=env,
                            capture_output=True, text=True, timeout=timeout)
         code, output = p.returncode, p.stdout + p.stderr
     except subprocess.TimeoutExpired as e:
@@ -354,6 +376,89 @@ def test_bad_input_in_a_real_subprocess(case_id: str, tmp_path: Path, run_dir: P
     cwd.mkdir()
     o = run_subprocess(case, cwd, run_dir)
     assert not problems(case, o, limit_s=60), f"{case.id}: {problems(case, o)}\n{o.output[-3000:]}"
+
+
+# --- artefacts from elsewhere that a corpus file cannot hold: a skill library (it has a SQLite
+# index), a GGUF in Polar's cache -------------------------------------------------------------
+
+
+def _register(tmp_path: Path, run_dir: Path) -> Path:
+    lib = tmp_path / "lib"
+    case = Case("register", ["skills", "register", "{run}", "--name", "walker", "--description", "walks",
+                             "--harness", "minigrid:*", "--termination", "at(goal)", "-L", str(lib)], ())
+    o = run_in_process(case, tmp_path, run_dir)
+    assert o.code == 0, o.output
+    return lib
+
+
+@pytest.mark.parametrize("what", ["weights", "version_folder"])
+def test_a_skill_folder_pointing_out_of_its_library_is_refused(what: str, tmp_path: Path, run_dir: Path) -> None:
+    lib = _register(tmp_path, run_dir)
+    version = lib / "walker" / "1"
+    outside = tmp_path / "elsewhere"
+    if what == "weights":  # the same bytes, so only the path is wrong
+        outside.mkdir()
+        target = outside / "weights.safetensors"
+        (version / "weights.safetensors").replace(target)
+        (version / "weights.safetensors").symlink_to(target)
+        named = version / "weights.safetensors"
+    else:
+        version.replace(outside)
+        version.symlink_to(outside, target_is_directory=True)
+        named = version
+    o = run_in_process(Case("show", ["skills", "show", "walker", "-L", str(lib)], ()), tmp_path, run_dir)
+    assert o.code != 0 and "Traceback" not in o.output, o.output
+    flat = " ".join(o.output.split())
+    assert str(named) in flat and "leaves the skill library" in flat, o.output
+
+
+def test_a_skill_librarys_hook_file_pointing_out_of_it_is_refused(tmp_path: Path) -> None:
+    from polar.skills.model import SkillLoadError, resolve_hook
+
+    lib, outside = tmp_path / "lib", tmp_path / "elsewhere.py"
+    (lib / "hooks").mkdir(parents=True)
+    outside.write_text("def fn(obs):\n    return [0.0]\n")
+    (lib / "hooks" / "inside.py").write_text(outside.read_text())
+    assert callable(resolve_hook("hooks.inside:fn", "features.fn", lib))
+    (lib / "hooks" / "feat.py").symlink_to(outside)
+    with pytest.raises(SkillLoadError, match=r"hooks/feat.py is a symlink pointing out of the skill library"):
+        resolve_hook("hooks.feat:fn", "features.fn", lib)
+
+
+def test_a_cached_gguf_that_fails_its_checksum_is_refused(tmp_path: Path, run_dir: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A shipped model's merged GGUF in the cache is checked against the sha256 recorded when
+    Polar built it, before anything reads it; one built before records were kept is built again."""
+    import shutil
+
+    from polar.llm.models import record_checksum, resolve_model, verify_cached
+
+    monkeypatch.setenv("POLAR_CACHE_DIR", str(tmp_path / "cache"))
+    folder = tmp_path / "models" / "polar-planner"
+    shutil.copytree(ROOT / "planners" / "models" / "polar-planner", folder)
+    gguf = Path(resolve_model(str(folder)).path)
+    gguf.parent.mkdir(parents=True)
+    gguf.write_bytes(b"GGUF" + b"\0" * 60)
+    assert not verify_cached(gguf)  # no record: not trusted (materialise builds it again)
+    import hashlib
+
+    record_checksum(gguf, hashlib.sha256(b"GGUF" + b"\0" * 60).hexdigest())
+    assert verify_cached(gguf)
+    gguf.write_bytes(b"GGUF" + b"\1" * 60)  # altered after it was built
+    o = run_in_process(Case("gguf", ["llm", "models", "--path", str(folder)], ()), tmp_path / "models", run_dir)
+    flat = " ".join(o.output.split())
+    assert o.code == 2 and "Traceback" not in o.output, o.output
+    assert gguf.name in flat and "fails its checksum" in flat, o.output
+
+
+def test_the_shipped_models_record_their_checksums_and_pass_them() -> None:
+    from polar.llm.models import read_shipped, shipped_folders
+
+    folders = {n: f for n, f in shipped_folders().items() if f.is_relative_to(ROOT)}
+    assert {"polar-planner", "polar-planner-seed1"} <= set(folders)
+    for folder in folders.values():
+        model = read_shipped(folder)  # raises on any mismatch
+        assert len(model.files) == 2 * len(model.adapters)
 
 
 def main() -> None:

@@ -22,7 +22,7 @@ def test_an_unexpected_error_is_one_message_and_a_log_file(tmp_path: Path) -> No
     (run / "policy.json").write_text(json.dumps(config))
     logs = tmp_path / "logs"
     p = subprocess.run(
-        [sys.executable, "-m", "polar.cli", "skills", "register", str(run), "--name", "x",
+        [sys.executable, "-m", "polar", "skills", "register", str(run), "--name", "x",
          "--description", "d", "--termination", "at(goal)", "-L", str(tmp_path / "lib")],
         cwd=ROOT, capture_output=True, text=True, timeout=300,
         env={**os.environ, "POLAR_LOG_DIR": str(logs), "COLUMNS": "300"})

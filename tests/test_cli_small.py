@@ -23,7 +23,7 @@ def polar_cli(*args: str, cwd: Path, timeout: float = 180) -> subprocess.Complet
     env = {**os.environ, "COLUMNS": "200"}
     env.pop("POLAR_SKILLS", None)
     env.pop("POLAR_HOME", None)
-    return subprocess.run([sys.executable, "-m", "polar.cli", *args], cwd=cwd, env=env,
+    return subprocess.run([sys.executable, "-m", "polar", *args], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=timeout)
 
 

@@ -58,7 +58,7 @@ def test_harness_yaml_alias(tmp_path):
 def test_cli_bad_config_exits_2_without_traceback(tmp_path):
     p = tmp_path / "bad.yaml"
     p.write_text("id: x\nbase: gym:CartPole-v1\nkwrags: {}\n")
-    r = subprocess.run([sys.executable, "-m", "polar.cli", "harness", "describe", str(p)],
+    r = subprocess.run([sys.executable, "-m", "polar", "harness", "describe", str(p)],
                        capture_output=True, text=True)
     assert r.returncode == 2
     assert "ConfigError" in r.stderr and "kwrags: unknown key" in r.stderr

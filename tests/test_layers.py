@@ -12,15 +12,15 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1] / "polar"
 
-# Lowest first. A CLI module (`polar.cli`, `polar.<area>.cli`) is the top layer whatever its area.
+# Lowest first. The command line (`polar.commands`) is the top layer: nothing imports it.
 LAYERS: list[set[str]] = [
     {"polar", "polar.wire", "polar.config", "polar.errors", "polar.episode", "polar.workspace",
-     "polar.statistics", "polar.predicates", "polar.files", "polar.ownership"},
+     "polar.statistics", "polar.predicates", "polar.files", "polar.console", "polar.ownership"},
     {"polar.harnesses", "polar.llm", "polar.prompts"},
     {"polar.rl", "polar.sandboxes", "polar.skills", "polar.planners"},
     {"polar.agent"},
-    {"polar.evals"},
-    {"polar.cli", "polar.scaffold"},  # polar init: the example workspace's game runs the connector
+    {"polar.evals", "polar.scaffold"},  # scaffold: `polar init` lays out the example workspace
+    {"polar.commands"},
 ]
 # Areas of one layer are independent of each other, except where listed (user -> used).
 SAME_LAYER: dict[str, set[str]] = {
@@ -28,7 +28,6 @@ SAME_LAYER: dict[str, set[str]] = {
     "polar.wire": {"polar.errors"},
     "polar.workspace": {"polar.errors"},
     "polar.episode": {"polar.files"},
-    "polar.cli": {"polar.scaffold"},  # `polar init` (polar.scaffold.cli) lays out the example workspace
 }
 # Functions that build an object chosen at run time (a factory) may import it lazily from anywhere.
 FACTORY_FUNCTIONS: set[tuple[str, str]] = {
@@ -40,8 +39,8 @@ FACTORY_FUNCTIONS: set[tuple[str, str]] = {
 
 def _area(module: str) -> str:
     """The layer table's entry a module belongs to: its longest listed prefix."""
-    if module == "polar.cli" or module.endswith(".cli"):
-        return "polar.cli"
+    if module == "polar.__main__":  # `python -m polar` is the command line
+        return "polar.commands"
     parts = module.split(".")
     for n in range(len(parts), 0, -1):
         prefix = ".".join(parts[:n])
@@ -178,4 +177,21 @@ def test_the_check_catches_a_forbidden_direction() -> None:
     assert not _allowed("polar.skills.store", "polar.planners.base")  # same layer, not listed
     assert not _allowed("polar.llm.client", "polar.planners.parse")
     assert _allowed("polar.agent.loop", "polar.skills.runner")
-    assert _allowed("polar.evals.cli", "polar.evals.runner") and _allowed("polar.prompts.cli", "polar.evals.prompts")
+    assert _allowed("polar.commands.evals", "polar.evals.runner")
+    assert _allowed("polar.commands.prompts", "polar.evals.prompts")
+    assert not _allowed("polar.evals.runner", "polar.commands.evals")
+
+
+def test_nothing_imports_the_commands() -> None:
+    bad = [f"{src} imports {dst}" for src, imports in IMPORTS.items() for dst, _, _ in imports
+           if _area(dst) == "polar.commands" and _area(src) != "polar.commands"]
+    assert not bad, "\n".join(bad)
+
+
+def test_only_the_commands_import_typer() -> None:
+    """Areas export plain functions; the command line alone knows typer (and has no `cli.py`)."""
+    offenders = [str(path.relative_to(ROOT.parent)) for path in ROOT.rglob("*.py")
+                 if not path.is_relative_to(ROOT / "commands")
+                 and ("import typer" in path.read_text() or "from typer" in path.read_text())]
+    assert not offenders, offenders
+    assert not list(ROOT.rglob("cli.py"))

@@ -17,7 +17,7 @@ def run_task(tmp_path: Path, server: ScriptedLLMServer, sandbox: str) -> tuple[s
     p = write_profile(tmp_path, server, mode="code")
     env = {**os.environ, "POLAR_SKILLS": str(REPO / "skills")}
     r = subprocess.run(
-        [sys.executable, "-m", "polar.cli", "task", "balance the pole", "--harness", "gym:CartPole-v1",
+        [sys.executable, "-m", "polar", "task", "balance the pole", "--harness", "gym:CartPole-v1",
          "--planner", str(p), "--out", str(tmp_path / "run"), "--sandbox", sandbox],
         capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120)
     path = tmp_path / "run" / "episode.json"

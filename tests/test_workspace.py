@@ -32,7 +32,7 @@ def polar_in(cwd: Path, *args: str, timeout: float = 180) -> subprocess.Complete
     env = {**os.environ, "COLUMNS": "200"}
     for k in ("POLAR_SKILLS", "POLAR_HOME"):
         env.pop(k, None)
-    return subprocess.run([sys.executable, "-m", "polar.cli", *args], cwd=cwd, env=env,
+    return subprocess.run([sys.executable, "-m", "polar", *args], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=timeout)
 
 

@@ -4,8 +4,8 @@
     record = Agent(planner, library, AgentSettings(max_decisions=20)).run(task, harness, seed=0)
 
 `loop` holds the loop, `executors` one executor per decision kind, `context` what the planner
-is shown, `recording` the harness wrapper every action goes through, `cli` `polar task` and
-`polar demo`.
+is shown, `recording` the harness wrapper every action goes through (`polar task` and
+`polar demo` live in `polar.commands.task`).
 """
 
 from polar.agent.loop import Agent, AgentSettings, run_episode

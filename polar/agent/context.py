@@ -42,7 +42,8 @@ class ContextBuilder:
         self.task, self.harness, self.episode_id = task, harness, episode_id
         self.history_len = history_len
         hid = harness.spec.id
-        ranked = library.search(task, harness=hid, limit=skills_shown) if library is not None else []
+        # the harness itself, not its id: a skill whose spaces do not fit it is not offered
+        ranked = library.search(task, harness=harness, limit=skills_shown) if library is not None else []
         self.skills = [skill_info(s, hid) for s in ranked]
 
     def build(self, obs: Any, history: list[HistoryItem], feedback: str | None,

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from polar.agent.context import ContextBuilder
-from polar.agent.executors import execute
+from polar.agent.executors import declare_done, execute
+from polar.agent.memory import MemoryHarness
 from polar.agent.recording import RecordingHarness
 from polar.episode import DecisionRecord, EpisodeRecord, FailureCause, LLMCallRecord, Outcome
 from polar.errors import BudgetExceeded, LLMError, PlannerError
@@ -54,6 +55,8 @@ class Agent:
 
     def run(self, task: str, harness: Harness, seed: int | None = None) -> EpisodeRecord:
         cfg, t0, episode_id = self.settings, time.perf_counter(), uuid.uuid4().hex[:12]
+        if getattr(self.planner, "memory", False):  # the agent's own view: everything read goes through its memory
+            harness = MemoryHarness(harness)
         h = RecordingHarness(harness, cfg.max_env_steps or harness.spec.max_steps, cfg.record_steps)
         obs, _ = h.reset(seed=seed)
         self.planner.reset()
@@ -78,7 +81,7 @@ class Agent:
                 break
             self.on_event("decision", {"index": rec.index, "decision": decision})
             if isinstance(decision, Finish):
-                claim, failure = decision.success, self._gave_up(decision, history, last_failed)
+                claim, failure = decision.success, self._finish(decision, rec, h, obs, history, last_failed)
                 break
             h.decision_index, before = rec.index, h.t
             ex = execute(decision, h, obs, library=self.library, task=task, sandbox=cfg.sandbox,
@@ -114,6 +117,19 @@ class Agent:
         return decision, DecisionRecord(index=index, decision=decision.model_dump(mode="json"),
                                         planner_s=time.perf_counter() - p0, llm_calls=self._calls(),
                                         context=context), None
+
+    def _finish(self, finish: Finish, rec: DecisionRecord, h: RecordingHarness, obs: Any,
+                history: list[HistoryItem], last_failed: FailureCause | None) -> Failure | None:
+        """A finish(success=true) takes the harness's done action where it declares one (the
+        environment judges then, see `declare_done`); the failure a finish stands for, if any."""
+        if finish.success:
+            h.decision_index, before = rec.index, h.t
+            done = declare_done(h, obs, lambda what, o, i=rec.index: self._outcome(i, what, o))
+            if done is not None:
+                rec.outcomes, rec.env_steps = done.outcomes, h.t - before
+                if done.harness_error is not None:
+                    return FailureCause.HARNESS_ERROR, done.harness_error
+        return self._gave_up(finish, history, last_failed)
 
     @staticmethod
     def _gave_up(finish: Finish, history: list[HistoryItem], last_failed: FailureCause | None) -> Failure | None:

@@ -10,6 +10,7 @@ suite re-runs its cells when one of them changes). The planner and pure-RL agent
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import uuid
 from abc import ABC, abstractmethod
@@ -22,6 +23,7 @@ from polar.episode import EpisodeRecord
 from polar.evals.suite import Suite, SuiteAgent, SuiteHarness
 from polar.harnesses.base import Harness
 from polar.harnesses.rollout import play_episode
+from polar.harnesses.spaces import sampler_seed
 
 
 class CurvePoint(BaseModel):
@@ -97,6 +99,9 @@ class EvalAgent(ABC):
         return self.kind
 
 
+RANDOM_AGENT_PURPOSE = "polar.evals.random-agent"  # names its action stream (spaces.sampler_seed)
+
+
 class RandomAgent(EvalAgent):
     kind = "random"
     default_observes = "none"
@@ -107,8 +112,9 @@ class RandomAgent(EvalAgent):
 
     def episode(self, harness: Harness, task: str, env_seed: int, max_steps: int | None,
                 episode_id: str) -> EpisodeRecord:
-        space = harness.action_space
-        space.seed(env_seed)  # same seed -> same action sequence
+        space = copy.deepcopy(harness.action_space)  # its own sampler: an adapter reseeds its space on reset
+        # the same episode seed -> the same actions, from a stream the game's own RNG never shares
+        space.seed(sampler_seed(env_seed, RANDOM_AGENT_PURPOSE))
         return play_episode(harness, lambda _obs: space.sample(), agent=self.label, task=task,
                             env_seed=env_seed, max_steps=max_steps, episode_id=episode_id)
 

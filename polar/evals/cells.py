@@ -39,6 +39,9 @@ class CellResult(BaseModel):
     episodes: list[EpisodeRecord]
     wall_s: float
     finished_at: str
+    # The harness's spec says its reward marks success (HarnessSpec.reward_marks_success), so a
+    # success with no return contradicts it; None: a cell from before this was recorded.
+    reward_marks_success: bool | None = None
 
 
 def make_agent(config: SuiteAgent, suite: Suite | None = None) -> EvalAgent:

@@ -27,15 +27,18 @@ _SHORT = {"success [95% CI]": "success 95% CI", "train env steps": "train",
 def print_table(results: Results, console: Console | None = None) -> None:
     """The report's table on the terminal. On a narrow one, the return columns and the ledger
     columns that are zero for every agent (no LLM in the suite) are left out here; report.md
-    and report.html always hold every column."""
+    and report.html always hold every column. Piped (not a terminal, no COLUMNS), every column
+    prints at full width."""
     from rich import box
     from rich.console import Console
     from rich.table import Table
 
+    from polar.console import full_width
+    from polar.console import print_table as print_table_at_width
     from polar.evals.report import TABLE_HEADER, TOTALS_HEADER, table_rows, totals_rows
 
     console = console or Console()
-    wide = console.width >= 160
+    wide = console.width >= 160 or full_width(console)  # piped: every column, at full width
     rows = table_rows(results)
     empty = {"0", "0.0000", "-"}
     keep = [i for i, h in enumerate(TABLE_HEADER)
@@ -49,7 +52,7 @@ def print_table(results: Results, console: Console | None = None) -> None:
             t.add_column(h if wide else _SHORT.get(h, h), no_wrap=True)
     for row in rows:
         t.add_row(*[row[i] for i in keep])
-    console.print(t)
+    print_table_at_width(console, t)
     trows = totals_rows(results)
     tkeep = [i for i, h in enumerate(TOTALS_HEADER) if wide or not all(r[i] in empty for r in trows)]
     tt = Table(title="totals per agent", box=box.SIMPLE_HEAD, pad_edge=False)
@@ -58,7 +61,7 @@ def print_table(results: Results, console: Console | None = None) -> None:
         tt.add_column(h if wide else _SHORT.get(h, h).replace(" charged", ""), no_wrap=True)
     for row in trows:
         tt.add_row(*[row[i] for i in tkeep])
-    console.print(tt)
+    print_table_at_width(console, tt)
 
 
 def compare(
@@ -78,7 +81,7 @@ def compare(
     cell and lists the others as missing."""
     from rich.console import Console
 
-    from polar.evals.report import render_report
+    from polar.evals.report import disagreements, render_report
     from polar.evals.runner import run_suite
 
     s = load_suite(suite)
@@ -97,6 +100,8 @@ def compare(
     if not quiet:
         console = console or Console()
         print_table(results, console)
+        for line in disagreements(results.rows):
+            console.print(f"[bold red]{line}[/]")
         console.print(f"ran {len(results.ran)} cell(s), reused {len(results.reused)} from {out}"
                       + ("" if fresh or not results.reused else " (--fresh runs them all again)"))
         console.print(f"report: {paths['html']}  (tables: {paths['markdown']})")

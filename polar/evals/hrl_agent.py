@@ -22,7 +22,7 @@ from typing import Any
 from polar.episode import DecisionRecord, EpisodeRecord, FailureCause
 from polar.errors import ConfigError, PolarError
 from polar.evals.agents import EvalAgent, Information, Preparation, sha
-from polar.evals.planner_agent import skill_charges
+from polar.evals.planner_agent import harness_spec, skill_charges
 from polar.evals.rl_agent import full_observation
 from polar.evals.suite import HRLAgentConfig, SuiteHarness
 from polar.evals.training import (
@@ -133,7 +133,7 @@ class HRLAgent(EvalAgent):
         self.library = library
         self.options = self.option_set(entry, library)
         used = {library.get(o["skill"]).name for o in self.options}
-        charges, listing = skill_charges(library, entry.id)
+        charges, listing = skill_charges(library, harness_spec(entry))
         keep = {s["skill"] for s in listing if s["skill"].split("@")[0] in used}
         charges = {k: v for k, v in charges.items() if k.removeprefix("skill:") in keep}
         listing = [s for s in listing if s["skill"] in keep]

@@ -24,6 +24,7 @@ from pydantic import Field
 from polar.config import StrictModel
 from polar.errors import ConfigError
 from polar.evals.suite import SuiteHarness
+from polar.files import atomic_write
 from polar.statistics import wilson_interval
 
 EVAL_SEED = 100_000  # the flagship's held-out episode seeds
@@ -84,6 +85,9 @@ def _run(cfg: ImproveConfig, label: str, model_ref: str, harnesses: list[SuiteHa
              "harnesses": [h.model_dump(mode="json") for h in harnesses], "seeds": seeds,
              "episodes": episodes, "eval_seed": eval_seed, "workers": 0}
     server = load_planner_profile(cfg.profile, overrides).server  # type: ignore[union-attr]
+    # A server an interrupted run left on this port may serve other weights under the same name
+    # (versions of one model share it): serve this model fresh.
+    stop(server.host, server.port)
     t0, cpu0 = time.perf_counter(), _cpu_s()
     try:
         summary = run_cells(suite, out, workers=0, progress=True)
@@ -138,10 +142,9 @@ def evaluate(cfg: ImproveConfig, arm: str, model_ref: str, out: Path) -> tuple[l
 
 
 def improve(cfg: ImproveConfig, out_dir: str | Path, *, evaluate_start: bool = True) -> dict[str, Any]:
-    """Run the rounds; writes and returns results.json (rows, ledger, curve)."""
-    from polar.llm.finetune import FinetuneConfig, finetune
-    from polar.planners.dataset import build_dataset
-
+    """Run the rounds; writes and returns results.json (rows, ledger, curve). A re-run after a
+    kill (`kill -9` included) takes the finished rounds from their `row.json` and resumes the
+    interrupted one."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     results: dict[str, Any] = {"config": cfg.model_dump(mode="json"), "rows": [], "ledger": []}
@@ -150,42 +153,86 @@ def improve(cfg: ImproveConfig, out_dir: str | Path, *, evaluate_start: bool = T
         arms = sorted({r["arm"] for r in results["rows"]}, key=lambda a: (a != "start", a))
         results["curve"] = [{"arm": a, "success": _mean([r["success"] for r in results["rows"] if r["arm"] == a])}
                             for a in arms]
-        (out / "results.json").write_text(json.dumps(results, indent=1))
+        atomic_write(out / "results.json", json.dumps(results, indent=1))
 
     current = cfg.model
     if evaluate_start and cfg.eval_tasks:
-        rows, cost = evaluate(cfg, "start", current, out / "start" / "eval")
-        results["rows"] += rows
-        results["ledger"].append({"round": 0, "model": current, "eval": cost})
+        key = _key(cfg, 0, current)
+        row = _finished(out / "start" / ROW_FILE, key)
+        if row is None:
+            rows, cost = evaluate(cfg, "start", current, out / "start" / "eval")
+            row = _keep(out / "start" / ROW_FILE, {"round": 0, "model": current, "eval": cost}, rows, key)
+        results["rows"] += row.pop("rows")
+        results["ledger"].append(row)
         save()
     for r in range(1, cfg.rounds + 1):
         rd = out / f"round-{r}"
-        _, sample_cost = _run(cfg, f"sample-{r}", current, cfg.tasks, [100 * cfg.seed + r], cfg.episodes, SAMPLE_SEED,
-                              cfg.temperature, rd / "sample")
-        info = build_dataset([rd / "sample" / "cells"], rd / "data", calls=[rd / "sample" / "calls.jsonl"],
-                             keep="both", val_fraction=0.0)
-        row: dict[str, Any] = {"round": r, "sample": sample_cost, "kept_examples": info.counts.get("train", 0),
-                               "skipped": info.skipped}
-        if info.counts.get("train", 0) == 0:
-            row["note"] = "nothing the harness rewarded: the model is unchanged this round"
-        else:
-            t0, cpu0 = time.perf_counter(), _cpu_s()
-            ft = FinetuneConfig.model_validate({"eval_examples": 0, "seed": cfg.seed, **cfg.finetune, "base": current,
-                                                "data": str(rd / "data"), "name": cfg.name,
-                                                "work_dir": str(rd / "finetune")})
-            entry = finetune(ft)
-            current = entry.ref
-            row["train"] = {"model": current, "tokens": entry.provenance["tokens_seen"],
-                            "steps": entry.provenance["steps"], "wall_s": time.perf_counter() - t0,
-                            "cpu_s": _cpu_s() - cpu0}
-        row["model"] = current
-        if cfg.eval_tasks:
-            rows, cost = evaluate(cfg, f"round-{r}", current, rd / "eval")
-            row["eval"] = cost
-            results["rows"] += rows
+        key = _key(cfg, r, current)
+        row = _finished(rd / ROW_FILE, key)
+        if row is None:
+            row = _round(cfg, r, current, rd, key)
+        current = row["model"]
+        results["rows"] += row.pop("rows")
         results["ledger"].append(row)
         save()
     return results
+
+
+ROW_FILE = "row.json"  # a finished round's ledger row and evaluation rows: a re-run takes it as is
+
+
+def _key(cfg: ImproveConfig, r: int, model: str) -> str:
+    """What a round's result depends on: the config and the model it starts from."""
+    import hashlib
+
+    blob = json.dumps({"config": cfg.model_dump(mode="json"), "round": r, "model": model}, sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def _finished(path: Path, key: str) -> dict[str, Any] | None:
+    try:
+        row = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    return row if row.pop("key", None) == key else None
+
+
+def _keep(path: Path, row: dict[str, Any], rows: list[dict[str, Any]], key: str) -> dict[str, Any]:
+    atomic_write(path, json.dumps({**row, "rows": rows, "key": key}, indent=1))
+    return {**row, "rows": rows}
+
+
+def _round(cfg: ImproveConfig, r: int, current: str, rd: Path, key: str) -> dict[str, Any]:
+    """One round: sample, keep what the harness rewarded, fine-tune, evaluate. Each step resumes
+    after a kill: finished episodes and cells are reused, the fine-tune continues from its last
+    checkpoint (or returns the model it registered), and the round's row is written last."""
+    from polar.llm.finetune import FinetuneConfig, finetune
+    from polar.planners.dataset import build_dataset
+
+    _, sample_cost = _run(cfg, f"sample-{r}", current, cfg.tasks, [100 * cfg.seed + r], cfg.episodes, SAMPLE_SEED,
+                          cfg.temperature, rd / "sample")
+    info = build_dataset([rd / "sample" / "cells"], rd / "data", calls=[rd / "sample" / "calls.jsonl"],
+                         keep="both", val_fraction=0.0)
+    row: dict[str, Any] = {"round": r, "sample": sample_cost, "kept_examples": info.counts.get("train", 0),
+                           "skipped": info.skipped}
+    if info.counts.get("train", 0) == 0:
+        row["note"] = "nothing the harness rewarded: the model is unchanged this round"
+    else:
+        t0, cpu0 = time.perf_counter(), _cpu_s()
+        ft = FinetuneConfig.model_validate({"eval_examples": 0, "seed": cfg.seed, **cfg.finetune, "base": current,
+                                            "data": str(rd / "data"), "name": cfg.name,
+                                            "work_dir": str(rd / "finetune")})
+        entry = finetune(ft, resume=True)
+        current = entry.ref
+        row["train"] = {"model": current, "tokens": entry.provenance["tokens_seen"],
+                        "steps": entry.provenance["steps"], "wall_s": time.perf_counter() - t0,
+                        "cpu_s": _cpu_s() - cpu0}
+    row["model"] = current
+    rows: list[dict[str, Any]] = []
+    if cfg.eval_tasks:
+        rows, cost = evaluate(cfg, f"round-{r}", current, rd / "eval")
+        row["eval"] = cost
+    return _keep(rd / ROW_FILE, row, rows, key)
 
 
 def _mean(xs: list[float]) -> float | None:

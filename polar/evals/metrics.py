@@ -94,6 +94,9 @@ class Row(BaseModel):
     wall_s: float  # preparation (training) + episodes
     failures: dict[str, int]
     cells: list[str] = Field(default_factory=list)  # cell slugs: <agent>/<harness>/seed-<s>
+    # Episodes judged successful with a return <= 0 on a harness whose reward marks success
+    # (HarnessSpec.reward_marks_success): success and return disagree; the report flags it.
+    unrewarded_successes: int = 0
 
 
 class CurveSeries(BaseModel):
@@ -188,6 +191,13 @@ def judged_success(eps: list[Any]) -> Estimate:
     return success_rate([e.success for e in eps if e.success is not None])
 
 
+def unrewarded_successes(cells: list[CellResult]) -> int:
+    """Successes with no return on a harness whose reward marks success: the success came
+    from somewhere the environment disagrees with (a goal test it does not reward)."""
+    return sum(1 for r in cells if r.reward_marks_success
+               for e in r.episodes if e.success and e.episode_return <= 0)
+
+
 def failure_counts(cells: list[CellResult]) -> dict[str, int]:
     """Failed episodes by cause (also the causes of episodes whose success is unknown)."""
     c: Counter[str] = Counter()
@@ -238,7 +248,7 @@ def external_tuning(suite: Suite, agent: str, harness: str | None = None) -> dic
     """`tune:<file>` charges of the sweeps an agent's `tuned_by` names (those that tuned
     `harness`, or all of them)."""
     tuned_by = getattr(suite.agent(agent), "tuned_by", None) or {}
-    return {f"tune:{file}": sweep_env_steps(file, agent) for file, labels in tuned_by.items()
+    return {f"tune:{file}": sweep_env_steps(str(suite.path_of(file)), agent) for file, labels in tuned_by.items()
             if harness is None or harness in labels}
 
 
@@ -267,6 +277,7 @@ def _row(suite: Suite, agent: str, info: Information, harness: str, cells: list[
         cost_usd=sum(e.cost_usd for e in eps), llm_latency_s=_llm_latency(eps),
         wall_s=sum(r.wall_s for r in cells),
         failures=failure_counts(cells), cells=[r.cell.slug for r in cells],
+        unrewarded_successes=unrewarded_successes(cells),
     )
 
 

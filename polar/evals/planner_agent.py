@@ -1,9 +1,11 @@
 """The planner agent: a planner profile over the skill library, run by the agent loop
 (`polar.agent.Agent`), optionally executing policy code in a sandbox.
 
-Its training cost is the pretraining of the skills it can use on the harness: every skill in
-the library compatible with the harness is charged its provenance env steps, once per agent
-(charge key `skill:<name>@<version>`), however many cells and episodes use it. A model Polar
+Its training cost is the pretraining of the skills it can call on the harness: every skill in
+the library it would be offered there (`Skill.usable_on`: the skill accepts the harness's id
+and fits its observation and action spaces) is charged its provenance env steps, once per
+agent (charge key `skill:<name>@<version>`), however many cells and episodes use it. A skill
+it could not call there (a CartPole policy on a grid game) costs that cell nothing. A model Polar
 trained is charged the env steps that made its training data (`provenance.env_steps` of the
 shipped or registered model: the teacher's episodes and the sampling rounds), once, as
 training on the tasks (charge key `model:<name>`).
@@ -19,7 +21,7 @@ from polar.episode import EpisodeRecord
 from polar.errors import ConfigError, PolarError
 from polar.evals.agents import EvalAgent, Information, Preparation, sha
 from polar.evals.suite import PlannerAgentConfig, SuiteHarness
-from polar.harnesses.base import Harness
+from polar.harnesses.base import Harness, HarnessSpec
 from polar.planners.profile import (
     LLMProfile,
     load_planner,
@@ -47,12 +49,13 @@ def profile_overrides(cfg: PlannerAgentConfig, backend: str) -> dict[str, Any]:
     return over
 
 
-def skill_charges(library: Any, harness_id: str) -> tuple[dict[str, int], list[dict[str, Any]]]:
-    """Pretraining env steps of the library's skills usable on this harness."""
+def skill_charges(library: Any, harness: HarnessSpec) -> tuple[dict[str, int], list[dict[str, Any]]]:
+    """Pretraining env steps of the library's skills an agent could call on this harness:
+    those the agent loop offers there (`Skill.usable_on`, the rule of `polar.skills.search`)."""
     charges: dict[str, int] = {}
     listing = []
     for s in library.list():
-        if not s.compatible(harness_id):
+        if not s.usable_on(harness):
             continue
         steps = int(s.provenance.env_steps or 0)
         if s.kind == "policy" and s.provenance.env_steps is None:
@@ -63,6 +66,16 @@ def skill_charges(library: Any, harness_id: str) -> tuple[dict[str, int], list[d
         listing.append({"skill": s.ref, "kind": s.kind, "env_steps": steps,
                         "trained_on": list(s.provenance.trained_on)})
     return charges, listing
+
+
+def harness_spec(entry: SuiteHarness) -> HarnessSpec:
+    """The spec of a suite's harness (made with its kwargs, then closed): the id and spaces
+    that decide which skills an agent is offered on it."""
+    harness = entry.make()
+    try:
+        return harness.spec
+    finally:
+        harness.close()
 
 
 def model_charges(model: str) -> dict[str, int]:
@@ -77,11 +90,18 @@ def model_charges(model: str) -> dict[str, int]:
 
 def _weights_fingerprint(model: str) -> list[str]:
     """A trained model's weights enter the key (a shipped adapter's path holds its content
-    digest; a registered model's, its version); a built-in model is fixed by its package."""
-    from polar.llm.models import resolve_model
+    digest; a registered model's, its version); a built-in model is fixed by its package.
+    A path inside Polar's cache is named relative to it: where the cache lives (a user's home,
+    a test run's own folder) must not re-key finished cells."""
+    from polar.llm.models import cache_dir, resolve_model
 
     entry = resolve_model(model)
-    return [] if entry.source.startswith("builtin:") else [f"model:{entry.path}"]
+    if entry.source.startswith("builtin:"):
+        return []
+    path = Path(entry.path)
+    if path.is_relative_to(cache_dir()):
+        return [f"model:<cache>/{path.relative_to(cache_dir()).as_posix()}"]
+    return [f"model:{entry.path}"]
 
 
 class PlannerAgent(EvalAgent):
@@ -100,9 +120,17 @@ class PlannerAgent(EvalAgent):
     @classmethod
     def information(cls, config: PlannerAgentConfig) -> Information:  # type: ignore[override]
         """A hand-written planner (symbolic, maze) is domain logic over the full state:
-        privileged, a scripted reference. An LLM planner reads the state it is shown and calls
-        skills that read the full grid: full, unless declared otherwise."""
-        backend = load_planner_profile(config.planner).backend
+        privileged, a scripted reference; with `memory: true` it reads only the agent's memory of
+        its own view: view. An LLM planner reads the state it is shown and calls skills that
+        read the full grid: full, unless declared otherwise."""
+        profile = load_planner_profile(config.planner)
+        backend = profile.backend
+        if getattr(profile, "options", {}).get("memory"):  # hand-written, but over its own memory only
+            if config.observes not in (None, "view"):
+                raise ConfigError(f"agent {config.name}: observes: the {backend} planner with memory reads the "
+                                  f"agent's own view (and pose) through its memory: view, not {config.observes!r}")
+            return Information("view", "view", f"scripted {backend} planner over its own memory "
+                                               "(the 7x7 view and the agent's pose; docs/memory.md)")
         if backend != "llm":
             if config.observes not in (None, "privileged"):
                 raise ConfigError(f"agent {config.name}: observes: the {backend} planner is hand-written "
@@ -148,7 +176,7 @@ class PlannerAgent(EvalAgent):
         if root is not None and not root.exists():
             raise ConfigError(f"agent {cfg.name}: skills: {root} does not exist")
         self.library = open_library(root)
-        charges, listing = skill_charges(self.library, entry.id)
+        charges, listing = skill_charges(self.library, harness_spec(entry))
         if isinstance(planner_profile, LLMProfile) and planner_profile.server is not None:
             charges.update(model_charges(planner_profile.server.model))
         return Preparation(train_env_steps=sum(charges.values()),

@@ -72,11 +72,9 @@ def _check_planner_agent(agent: PlannerAgentConfig, field: str,
 
 
 def _check_recipe(recipe: str, agent: str, field: str, check: Callable[[str, Callable[[], object]], bool]) -> bool:
-    from polar.config import load_yaml
-    from polar.evals.training import resolve_recipe
-    from polar.rl.config import TrainConfig
+    from polar.evals.training import load_recipe
 
-    return check(field, lambda: load_yaml(resolve_recipe(recipe, agent), TrainConfig))
+    return check(field, lambda: load_recipe(recipe, agent))
 
 
 def _check_rl_agent(agent: PureRLAgentConfig, field: str, suite: Suite,
@@ -99,7 +97,7 @@ def _check_rl_agent(agent: PureRLAgentConfig, field: str, suite: Suite,
             check(f"{field}.tuned_by.{file}", lambda unknown=unknown: _raise(
                 f"no harness of the suite is labelled {', '.join(map(repr, unknown))} "
                 f"(labels: {', '.join(sorted(labels))})"))
-        check(f"{field}.tuned_by.{file}", lambda file=file: sweep_env_steps(file, agent.name))
+        check(f"{field}.tuned_by.{file}", lambda file=file: sweep_env_steps(str(suite.path_of(file)), agent.name))
     if not ok:
         return
     if agent.checkpoint is not None:

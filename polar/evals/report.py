@@ -58,6 +58,30 @@ def pct(s: Estimate) -> str:
     return f"{100 * s.value:.0f}% [{100 * s.lo:.0f}, {100 * s.hi:.0f}]"
 
 
+DISAGREE_MARK = "⚠ no return"
+
+
+def _success_cell(success: Estimate, unrewarded: int) -> str:
+    """The success column; marked where successes came with no return on a harness whose
+    reward marks success (see `disagreements`)."""
+    return pct(success) + (f" {DISAGREE_MARK} ({unrewarded})" if unrewarded else "")
+
+
+def disagreements(rows: list[Row] | list[dict[str, Any]]) -> list[str]:
+    """One sentence per row whose success and return disagree: episodes judged successful with
+    a return <= 0 on a harness whose reward marks success (MiniGrid: a terminal reward > 0
+    exactly on success). Such a success was not the environment's: read docs/evals.md#success."""
+    out = []
+    for r in rows:
+        d = r if isinstance(r, dict) else r.model_dump()
+        if k := d.get("unrewarded_successes", 0):
+            out.append(f"Success and return disagree: {d['agent']} on {d['harness']}: {k} of "
+                       f"{d['episodes']} episodes judged successful with a return <= 0, on a harness "
+                       "whose reward marks success; the environment did not reward them (see "
+                       "docs/evals.md#success).")
+    return out
+
+
 def _calls(n: int, cached: int) -> str:
     return f"{n} ({cached} cached)" if cached else str(n)
 
@@ -94,7 +118,8 @@ def table_rows(results: Results) -> list[list[str]]:
     out = []
     for r in results.rows:
         out.append([
-            r.agent, observes(r.observes, r.decides_from), r.harness, str(r.seeds), pct(r.success),
+            r.agent, observes(r.observes, r.decides_from), r.harness, str(r.seeds),
+            _success_cell(r.success, r.unrewarded_successes),
             r.mean_return.fmt(), r.iqm_return.fmt(), f"{r.mean_length:.1f}", _steps(r.train_env_steps),
             _steps(r.eval_env_steps), _calls(r.llm_calls, r.llm_cached), str(r.tokens), f"{r.cost_usd:.4f}",
             f"{r.wall_s:.1f}", _failures(r),
@@ -187,7 +212,8 @@ def brief_markdown(stored: dict[str, Any]) -> str:
     table = []
     for r in rows:
         seen = [observes(r["observes"], r.get("decides_from", r["observes"]))] if info else []
-        table.append([r["agent"], *seen, r["harness"], str(r["seeds"]), pct(Estimate(**r["success"])),
+        table.append([r["agent"], *seen, r["harness"], str(r["seeds"]),
+                      _success_cell(Estimate(**r["success"]), r.get("unrewarded_successes", 0)),
                       _steps(r["train_env_steps"]), _steps(r["eval_env_steps"]),
                       _calls(r["llm_calls"], r.get("llm_cached", 0)), str(r["tokens"]),
                       _failure_counts(r["failures"])])
@@ -197,6 +223,7 @@ def brief_markdown(stored: dict[str, Any]) -> str:
              f"{_own_counts(stored)}; "
              f"results of {stored['created']}.", "", _md_table(header, table), "",
              f"Totals over all harnesses: {totals}."]
+    parts += [f"\n**{line}**" for line in disagreements(rows)]
     if missing := stored.get("missing_cells"):
         parts += ["", f"**Incomplete**: {len(missing)} cell(s) not run: {', '.join(missing[:20])}."]
     return "\n".join(parts)
@@ -240,6 +267,7 @@ def markdown(results: Results, plots: list[str]) -> str:
         f"every agent); generated {results.created}. {STATISTICS_NOTE}{unknown}{_reuse(results)}", "",
         INFORMATION_LEGEND, "",
         _md_table(TABLE_HEADER, table_rows(results)), "",
+        *[f"**{line}**\n" for line in disagreements(results.rows)],
         "## Cost ledger per agent", "",
         "Training env steps split by what they paid for: the skills' pretraining, training on "
         "the suite's tasks, hyper-parameter tuning sweeps; each distinct run or skill counted once.", "",
@@ -399,6 +427,7 @@ def html_report(results: Results, plots: dict[str, bytes]) -> str:
         f"<p class='note'>{html.escape(STATISTICS_NOTE)}</p>",
         f"<p class='note'>{_html_md(INFORMATION_LEGEND)}</p>{missing}",
         _html_table([*TABLE_HEADER, "episodes (by seed)"], main, raw_last=True),
+        *[f"<p style='color:#b00'><b>{html.escape(line)}</b></p>" for line in disagreements(results.rows)],
         "<h2>Cost ledger per agent</h2>", _html_table(TOTALS_HEADER, totals_rows(results)),
     ]
     if agg := aggregate_rows(results):

@@ -8,6 +8,7 @@ stopped, and editing one agent re-runs that agent's cells only.
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 import time
@@ -18,13 +19,14 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from polar.episode import EpisodeRecord
 from polar.errors import ConfigError, PolarError
 from polar.evals.agents import new_episode_id
 from polar.evals.cells import CellResult, cell_key, cell_path, load_cell, make_agent
 from polar.evals.metrics import Results, compute_results
 from polar.evals.suite import Cell, Suite, SuiteHarness, load_suite
 from polar.evals.trace import TRACE_KEY, TracingHarness
-from polar.files import atomic_write
+from polar.files import atomic_write, pause_point
 from polar.harnesses.base import Harness
 from polar.llm.serve import ServerSettings
 
@@ -54,19 +56,59 @@ def default_task(harness: Harness, env_seed: int, entry: SuiteHarness) -> str:
     return harness.spec.description.strip().split("\n")[0]
 
 
+# A cell's finished episodes, one JSON line each after a header line holding the cell's key, in
+# its work folder while it runs: a run killed half-way through a cell (kill -9 included) keeps
+# them, and the re-run plays only the episodes that are missing (each episode is seeded by its
+# index, so the cell is the same as an uninterrupted one). Removed once the cell is written.
+EPISODES_FILE = "episodes.jsonl"
+
+
+def episodes_path(out_dir: Path, cell: Cell) -> Path:
+    return out_dir / "work" / cell.slug / EPISODES_FILE
+
+
+def finished_episodes(path: Path, key: str) -> list[EpisodeRecord]:
+    """The episodes an interrupted run of a cell finished (index 0, 1, ... in order) when its
+    key is this one; a line cut short by a kill ends the list."""
+    try:
+        lines = path.read_text().splitlines()
+        if not lines or json.loads(lines[0]).get("key") != key:
+            return []
+    except (OSError, ValueError, AttributeError):
+        return []
+    out: list[EpisodeRecord] = []
+    for line in lines[1:]:
+        try:
+            rec = EpisodeRecord.model_validate_json(line)
+        except ValueError:
+            break
+        if rec.extra.get("index") != len(out):
+            break
+        out.append(rec)
+    return out
+
+
 def run_cell(suite: Suite, cell: Cell, out_dir: Path,
              on_episode: Callable[[], None] | None = None) -> CellResult:
-    """Prepare the agent for this cell and play its episodes (the caller persists the result)."""
+    """Prepare the agent for this cell and play its episodes (the caller persists the result);
+    episodes an interrupted run of the same cell finished are kept, not played again."""
     start = time.perf_counter()
     key = cell_key(suite, cell)  # before running: what the result was computed from
+    partial = episodes_path(out_dir, cell)
+    records = finished_episodes(partial, key)
+    # the kept episodes only (a cut line or another key's episodes dropped), then one line per episode
+    atomic_write(partial, "".join([json.dumps({"key": key}) + "\n", *(r.model_dump_json() + "\n" for r in records)]))
+    for _ in records:
+        if on_episode is not None:
+            on_episode()
     agent = make_agent(suite.agent_for(cell), suite)
     entry = agent.harness_entry(suite.harness(cell.harness))  # e.g. the full-observation variant
     try:
         prep = agent.prepare(entry, cell.seed, out_dir / "work" / cell.slug)
         harness = entry.make()
+        marks = harness.spec.reward_marks_success
         try:
-            records = []
-            for i in range(suite.episodes_for(cell.agent)):
+            for i in range(len(records), suite.episodes_for(cell.agent)):
                 env_seed = suite.episode_seed(cell.seed, i)
                 task = default_task(harness, env_seed, entry)
                 tracer = TracingHarness(harness, suite.trace_frames) if i < suite.trace else None
@@ -75,6 +117,9 @@ def run_cell(suite: Suite, cell: Cell, out_dir: Path,
                 if tracer is not None:
                     extra[TRACE_KEY] = tracer.trace()
                 records.append(rec.model_copy(update={"extra": extra}))
+                with partial.open("a") as f:
+                    f.write(records[-1].model_dump_json() + "\n")
+                pause_point(f"episode-{i}")  # a test kills the run here
                 if on_episode is not None:
                     on_episode()
         finally:
@@ -84,7 +129,7 @@ def run_cell(suite: Suite, cell: Cell, out_dir: Path,
     return CellResult(
         cell=cell, key=key, agent_kind=agent.kind, harness_id=entry.id, prep=prep,
         episodes=records, wall_s=time.perf_counter() - start,
-        finished_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        finished_at=datetime.now(UTC).isoformat(timespec="seconds"), reward_marks_success=marks,
     )
 
 
@@ -92,6 +137,7 @@ def write_cell(out_dir: Path, result: CellResult) -> None:
     """Persist a finished cell. Only the driver calls this: a Ray worker that outlives a
     killed driver must never write a cell into --out."""
     atomic_write(cell_path(out_dir, result.cell), result.model_dump_json(indent=1))
+    episodes_path(out_dir, result.cell).unlink(missing_ok=True)  # the cell holds them now
 
 
 def _remote_cell(suite_json: str, cell_json: str, out_dir: str, cwd: str, driver_pid: int) -> str:
@@ -258,7 +304,7 @@ def _run_on_ray(suite: Suite, todo: list[Cell], out: Path, n_workers: int,
                 on_cell: Callable[[CellResult], None]) -> None:
     import ray
 
-    from polar.rl.ray_session import init_ray
+    from polar.rl.common.ray_session import init_ray
 
     # A local engine answers one request at a time, so two cells on it would only wait for each
     # other: each engine is a Ray resource of 1, and its cells run one after another while the

@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
 from pydantic import Field, PrivateAttr, field_validator, model_validator
 
-from polar.config import SAFE_NAME, StrictModel, check_safe_name, load_yaml, validate
+from polar.config import SAFE_NAME, StrictModel, check_safe_name, read_mapping, validate
 from polar.errors import ConfigError
 from polar.sandboxes.profiles import SandboxProfile, resolve_sandbox
-from polar.workspace import resolve_asset
+from polar.workspace import PathKind, against_file, resolve_asset
 
 if TYPE_CHECKING:
     from polar.harnesses.base import Harness
@@ -141,7 +141,7 @@ class PureRLAgentConfig(_Trained):
     LABELS: ClassVar[tuple[str, ...]] = ("decides_from", "tuned_by")
 
     kind: Literal["pure_rl"] = "pure_rl"
-    algo: Literal["ppo", "sac"] = "ppo"
+    algo: str = "ppo"  # a registered RL algorithm (polar.rl.registry)
     train_steps: int | None = Field(None, ge=1)  # env steps of training per (harness, seed)
     recipes: dict[str, str] = Field(default_factory=dict)  # harness label -> recipe (tuned per family)
     checkpoint: str | None = None  # evaluate this run dir instead of training
@@ -163,6 +163,15 @@ class PureRLAgentConfig(_Trained):
     # cells use its result. The ledger charges those trials as tuning, to these harnesses' rows
     # and once to the agent's total; the cells' results do not depend on it.
     tuned_by: dict[str, list[str]] = Field(default_factory=dict)
+
+    @field_validator("algo")
+    @classmethod
+    def _known_algo(cls, v: str) -> str:
+        from polar.rl.registry import ALGORITHMS
+
+        if v not in ALGORITHMS:
+            raise ValueError(f"{v!r} is not one of {', '.join(ALGORITHMS)}")
+        return v
 
     def for_harness(self, label: str) -> PureRLAgentConfig:
         """This agent as one harness's cells run it: `recipes` resolved to the harness's recipe,
@@ -337,6 +346,12 @@ class Suite(StrictModel):
         """What error messages call this suite: its file, else its name."""
         return self._source or f"suite {self.name}"
 
+    def path_of(self, value: str) -> Path:
+        """A path the suite names as written (`tuned_by`'s score files), resolved against the
+        suite file's folder (the current directory for a suite given as a mapping)."""
+        p = Path(value).expanduser()
+        return p if p.is_absolute() or self._source is None else Path(self._source).resolve().parent / p
+
     @field_validator("seeds", mode="before")
     @classmethod
     def _count(cls, v: object) -> object:
@@ -478,6 +493,36 @@ def load_suite(path_or_name: str | Path | Suite | dict) -> Suite:
     if isinstance(path_or_name, dict):
         return validate(Suite, path_or_name, "suite")
     path = find_suite(path_or_name)
-    suite = load_yaml(path, Suite)
+    suite = validate(Suite, _paths_against(read_mapping(path), path), str(path))
     suite._source = str(path)
     return suite
+
+
+# The fields of a suite that name files: resolved against the suite's folder, and kept inside it
+# (a suite from elsewhere cannot point at the rest of the machine through '..' or a symlink).
+_AGENT_PATHS: dict[str, PathKind] = {"planner": "ref", "sandbox": "ref", "template": "template", "recipe": "ref",
+                                     "skills": "ref", "checkpoint": "path"}
+
+
+def _paths_against(data: dict[str, Any], path: Path) -> dict[str, Any]:
+    """The suite's raw mapping with every relative path in it resolved against `path`'s folder."""
+    def fix(value: Any, field: str, kind: PathKind) -> Any:
+        return against_file(value, path, field, kind, contained=True) if isinstance(value, str) else value
+
+    for i, a in enumerate(data.get("agents") or []):
+        if not isinstance(a, dict):
+            continue
+        for key, kind in _AGENT_PATHS.items():
+            if key in a:
+                a[key] = fix(a[key], f"agents.{i}.{key}", kind)
+        if isinstance(a.get("recipes"), dict):
+            a["recipes"] = {k: fix(v, f"agents.{i}.recipes.{k}", "ref") for k, v in a["recipes"].items()}
+        for k in a.get("tuned_by") or {} if isinstance(a.get("tuned_by"), dict) else ():
+            fix(k, f"agents.{i}.tuned_by.{k}", "path")  # checked only: kept as written, the ledger's label
+        for s, m in (a.get("seed_models") or {}).items() if isinstance(a.get("seed_models"), dict) else ():
+            if isinstance(m, dict) and "model" in m:
+                m["model"] = fix(m["model"], f"agents.{i}.seed_models.{s}.model", "ref")
+    for i, h in enumerate(data.get("harnesses") or []):
+        if isinstance(h, dict) and "id" in h:
+            h["id"] = fix(h["id"], f"harnesses.{i}.id", "harness")
+    return data

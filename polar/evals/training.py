@@ -15,11 +15,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from polar.config import load_yaml, read_yaml, validate
+from polar.config import read_mapping, read_yaml, validate
 from polar.errors import ConfigError
 from polar.evals.agents import CurvePoint
 from polar.files import atomic_write
-from polar.workspace import resolve_asset
+from polar.workspace import recipe_paths, resolve_asset
 
 CURVE_FILE = "eval_curve.jsonl"
 CURVE_SEED = 2**31  # learning-curve episodes use seeds CURVE_SEED + i, disjoint from the suite's
@@ -29,6 +29,14 @@ GAME_FILE = "harness.sha"  # the fingerprint of the game(s) a run trains on (a c
 def resolve_recipe(recipe: str, agent: str) -> Path:
     """A recipe path, or a name under skills/recipes/ in the workspace."""
     return resolve_asset("skills", recipe, folder="recipes", what=f"agent {agent}: recipe")
+
+
+def load_recipe(recipe: str, agent: str) -> Any:
+    """A recipe's TrainConfig, its paths resolved against the recipe file's folder."""
+    from polar.rl.config import TrainConfig
+
+    path = resolve_recipe(recipe, agent)
+    return validate(TrainConfig, recipe_paths(read_mapping(path), path), str(path))
 
 
 def deep_merge(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
@@ -46,7 +54,7 @@ def make_train_config(agent: str, recipe: str | None, overrides: dict[str, Any],
     base: dict[str, Any] = {}
     if recipe:
         # validates the recipe alone first, so an error names the recipe file
-        base = load_yaml(resolve_recipe(recipe, agent), TrainConfig).model_dump(mode="json")
+        base = load_recipe(recipe, agent).model_dump(mode="json")
     merged = deep_merge(base, dict(overrides))
     merged.update({"progress": False,
                    # The trainer's own (greedy) evaluation is not used: the curve recorder and
@@ -146,7 +154,7 @@ def train_or_resume(tcfg: Any, run: Path, curves: list[CurveRecorder], hooks: li
     curve measures the untrained policy (when it has `every`), every `every` steps, and the
     final policy. `on_start(trainer)` runs once the trainer exists (e.g. to restore counters
     to the checkpoint's)."""
-    from polar.rl.checkpoint import CheckpointError, latest_checkpoint
+    from polar.rl.common.checkpoint import CheckpointError, latest_checkpoint
     from polar.rl.trainer import Trainer
 
     trainer = None

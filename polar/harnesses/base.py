@@ -88,10 +88,27 @@ class HarnessSpec(BaseModel):
     action_meanings: list[str] | None = None
     reward_range: tuple[float, float] = (float("-inf"), float("inf"))
     max_steps: int | None = None
+    # How success is told (`polar.harnesses.rollout.judge`): a harness that reports it
+    # (`info["success"]`, or gym-style `info["is_success"]`) decides, ended or not; the success
+    # rule and the goal predicates decide only where the environment reports nothing.
     reports_success: bool = False  # whether info["success"] is set at episode end
     success: SuccessRule | None = None  # how to tell success when info["success"] is absent
+    # Whether the reward marks success: a successful episode's return is > 0 (MiniGrid's
+    # terminal reward). Reports flag a row whose successes came with no return.
+    reward_marks_success: bool = False
+    # The action by which the agent declares the task done, where the environment judges
+    # success only when it is taken (MiniGrid's GoToDoor / GoToObject reward `done` next to
+    # the target): a planner's finish(success=true) takes it.
+    done_action: str | None = None
     predicate_vocabulary: list[str] = Field(default_factory=list)  # e.g. "carrying(TYPE,COLOR)"
     extra: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _done_action_exists(self) -> HarnessSpec:
+        if self.done_action is not None and self.done_action not in (self.action_meanings or []):
+            raise ValueError(f"done_action: {self.done_action!r} is not one of the action meanings "
+                             f"({self.action_meanings})")
+        return self
 
     def describe(self) -> str:
         """The spec as text, exactly as planners receive it."""
@@ -108,6 +125,9 @@ class HarnessSpec(BaseModel):
             lines.append(f"Success: {self.success.describe()}")
         if self.predicate_vocabulary:
             lines.append("Predicates: " + ", ".join(self.predicate_vocabulary))
+        if self.done_action is not None:  # last: the text of every other harness stays as it was
+            lines.append(f"Done: the episode succeeds only when the agent takes {self.done_action!r} with the "
+                         "task achieved; finish(success=true) takes it")
         return "\n".join(lines)
 
 

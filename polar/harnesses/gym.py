@@ -12,7 +12,7 @@ from gymnasium.envs.registration import EnvSpec
 
 from polar.errors import HarnessError
 from polar.harnesses.base import Harness, HarnessSpec, StepResult, SuccessRule
-from polar.harnesses.spaces import space_to_spec
+from polar.harnesses.spaces import HARNESS_SAMPLER, sampler_seed, space_to_spec
 
 
 def _first_paragraph(doc: str | None, limit: int = 600) -> str:
@@ -98,7 +98,7 @@ class GymHarness(Harness):
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None):
         if seed is not None and not self._seeded:
-            self.env.action_space.seed(seed)
+            self.env.action_space.seed(sampler_seed(seed, HARNESS_SAMPLER))  # not the game's stream
             self._seeded = True
         return self.env.reset(seed=seed, options=options)
 

@@ -3,9 +3,10 @@
 `rollout` steps a harness with a per-step policy until the episode ends, a stop test holds
 or a step cap is reached. Evals (random and pure-RL agents), skills, sandboxed policy code
 and RL evaluation all run through it, so a step cap, a harness failure and the end of an
-episode mean the same everywhere. `judge` says whether an episode succeeded, in this order:
-the harness's `info["success"]`, the spec's success rule, the goal predicates; where none
-applies, success is unknown (None), never guessed.
+episode mean the same everywhere. `judge` says whether an episode succeeded: where the
+environment reports success (`info["success"]` / `is_success`; MiniGrid's terminal positive
+reward), it decides; only where it reports nothing, the spec's success rule, then the goal
+predicates; where none applies, success is unknown (None), never guessed.
 """
 
 from __future__ import annotations
@@ -109,24 +110,52 @@ class Verdict(NamedTuple):
 
 
 UNKNOWN = Verdict(None, None)
+SUCCESS_KEYS = ("success", "is_success")  # Polar's and Gymnasium-Robotics' spelling
+
+
+def reported_success(info: dict[str, Any]) -> bool | None:
+    """What the environment says in `info` (`success`, or gym-style `is_success`, a 0/1
+    float there), or None where it says nothing."""
+    for key in SUCCESS_KEYS:
+        if info.get(key) is not None:
+            return bool(info[key])
+    return None
 
 
 def judge(spec: HarnessSpec, *, info: dict[str, Any], terminated: bool, truncated: bool,
           episode_return: float, state: Callable[[], SymbolicState | None] | None = None) -> Verdict:
-    """Whether an episode (ended or not) succeeded: the harness's `info["success"]` at its
-    end, else the spec's success rule, else the goal predicates of `state()`, else unknown."""
-    ended = terminated or truncated
-    if ended and (spec.reports_success or "success" in info):
-        return Verdict(bool(info.get("success", False)), "harness")
+    """Whether an episode (ended or not) succeeded. The environment decides where it reports
+    success: on a harness that declares it (`spec.reports_success`), its last `info` says so
+    or, silent, it has not succeeded yet, whatever the goal predicates say (MiniGrid's
+    GoToDoor rewards only the `done` action, so facing the door is not yet success); an
+    undeclared report at the episode's end counts too. Only where the environment reports
+    nothing: the spec's success rule, else the goal predicates of `state()`, else unknown."""
+    reported = reported_success(info)
+    if spec.reports_success:
+        return Verdict(bool(reported), "harness")
+    if reported is not None and (terminated or truncated):
+        return Verdict(reported, "harness")
     if spec.success is not None:
         return Verdict(spec.success.judge(episode_return=episode_return, terminated=terminated,
                                           truncated=truncated, info=info), "harness-rule")
     sym = state() if state is not None else None
     if sym is not None and sym.goal:
         return Verdict(all(holds(g, sym.predicates) for g in sym.goal), "goal-predicates")
-    if spec.reports_success:
-        return Verdict(False, "harness")  # it would have said so at the end
     return UNKNOWN
+
+
+def judged_by(spec: HarnessSpec, has_goal: bool) -> str:
+    """In words, what `judge` reads on this harness (`has_goal`: its symbolic state has goal
+    predicates), for `polar harness describe`."""
+    if spec.reports_success:
+        done = (f"; it rewards success only after the {spec.done_action!r} action, which a planner's "
+                "finish(success=true) takes" if spec.done_action else "")
+        return f"the environment (info[\"success\"]); goal predicates never override it{done}"
+    if spec.success is not None:
+        return f"the spec's success rule: {spec.success.describe()} (unless the environment reports success)"
+    if has_goal:
+        return "the goal predicates of the symbolic state (unless the environment reports success)"
+    return "nothing: success is unknown unless the environment reports it at the end; compare returns"
 
 
 def unsolved_cause(terminated: bool, truncated: bool, steps: int) -> tuple[FailureCause, str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import zlib
 from typing import Any, Literal
 
 import gymnasium as gym
@@ -129,3 +130,67 @@ def describe_space(spec: SpaceSpec) -> str:
         assert isinstance(spec.spaces, list)
         return "Tuple(" + ", ".join(describe_space(s) for s in spec.spaces) + ")"
     return f"Text(max_length={spec.max_length})"
+
+
+# Purposes of the action samplers seeded per episode: one stream each (see sampler_seed)
+HARNESS_SAMPLER = "polar.harnesses.action_space"  # an adapter's own action_space, on its first seeded reset
+CHECK_SAMPLER = "polar.harnesses.check"  # `polar harness check`'s random rollouts
+
+
+def sampler_seed(env_seed: int, purpose: str) -> int:
+    """The seed of an action sampler (a random baseline, `harness check`) for the episode on
+    `env_seed`: derived from it, but from a stream of its own per `purpose`.
+
+    Seeding `space.seed(env_seed)` hands the sampler the very stream a game draws its secret
+    from when it does `np.random.default_rng(seed)` (gymnasium's spaces seed the same PCG64 from
+    the same SeedSequence): a Discrete(16) guess then equals a secret drawn by
+    `rng.integers(16)`, and "random" wins every episode. `SeedSequence([env_seed, purpose])`
+    is a different stream, the same on every run (the purpose hashes with crc32, not `hash`).
+    """
+    if env_seed < 0:
+        raise ValueError(f"env_seed: {env_seed} is negative (seeds are >= 0)")
+    key = zlib.crc32(purpose.encode())
+    return int(np.random.SeedSequence([env_seed, key]).generate_state(1, np.uint64)[0])
+
+
+def space_mismatch(given: SpaceSpec, accepted: SpaceSpec, where: str = "") -> str | None:
+    """Why a value of space `given` may not fit where `accepted` is expected, or None when it
+    fits: a harness's observation handed to a policy (`given` = the harness's), or a policy's
+    action handed to a harness (`given` = the policy's).
+
+    The rule is what a consumer can read without crashing: the same kind of space; Box and
+    MultiBinary shapes equal (bounds are not compared: a policy clips its own actions, and a
+    harness's bounds are often loose); a Discrete or MultiDiscrete range inside the accepted
+    one (a policy with 3 of MiniGrid's 7 actions fits); a Dict holding every accepted key (a
+    policy ignores extra keys such as MiniGrid's `mission`), each fitting; Tuples fitting
+    item by item."""
+    at = f" at {where}" if where else ""
+    if given.type != accepted.type:
+        return f"{describe_space(given)} where {describe_space(accepted)} is expected{at}"
+    t = given.type
+    if t in ("box", "multi_binary") and tuple(given.shape or ()) != tuple(accepted.shape or ()):
+        return f"shape {list(given.shape or ())} where shape {list(accepted.shape or ())} is expected{at}"
+    if t == "discrete":
+        lo, hi = given.start or 0, (given.start or 0) + (given.n or 0)
+        a_lo, a_hi = accepted.start or 0, (accepted.start or 0) + (accepted.n or 0)
+        if lo < a_lo or hi > a_hi:
+            return f"{describe_space(given)} where {describe_space(accepted)} is expected{at}"
+    if t == "multi_discrete":
+        g, a = list(given.nvec or []), list(accepted.nvec or [])
+        if len(g) != len(a) or any(x > y for x, y in zip(g, a, strict=True)):
+            return f"{describe_space(given)} where {describe_space(accepted)} is expected{at}"
+    if t == "dict":
+        assert isinstance(given.spaces, dict) and isinstance(accepted.spaces, dict)
+        for key, sub in accepted.spaces.items():
+            if key not in given.spaces:
+                return f"no key {key!r}{at} (it has {', '.join(given.spaces) or 'none'})"
+            if (why := space_mismatch(given.spaces[key], sub, f"{where}.{key}" if where else key)) is not None:
+                return why
+    if t == "tuple":
+        assert isinstance(given.spaces, list) and isinstance(accepted.spaces, list)
+        if len(given.spaces) != len(accepted.spaces):
+            return f"a tuple of {len(given.spaces)} where {len(accepted.spaces)} are expected{at}"
+        for i, (g_sub, a_sub) in enumerate(zip(given.spaces, accepted.spaces, strict=True)):
+            if (why := space_mismatch(g_sub, a_sub, f"{where}[{i}]")) is not None:
+                return why
+    return None

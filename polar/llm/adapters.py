@@ -23,7 +23,16 @@ from pathlib import Path
 from typing import Any
 
 from polar.errors import ConfigError
-from polar.llm.models import ADAPTER_FILES, ModelEntry, ShippedModel, read_shipped, resolve_model
+from polar.llm.models import (
+    ADAPTER_FILES,
+    ModelEntry,
+    ShippedModel,
+    adapter_checksums,
+    read_shipped,
+    record_checksum,
+    resolve_model,
+    verify_cached,
+)
 
 # provenance keys that are paths on the training machine: dropped from a shipped copy
 LOCAL_PATHS = ("base_checkpoint", "dataset", "checkpoint", "adapter")
@@ -32,21 +41,24 @@ LOCAL_PATHS = ("base_checkpoint", "dataset", "checkpoint", "adapter")
 def materialise(entry: ModelEntry) -> Path:
     """Merge a shipped model's adapters into its base and convert it to GGUF (once)."""
     gguf = Path(entry.path)
-    if gguf.exists():
+    if verify_cached(gguf):  # a ConfigError when it fails its checksum
         return gguf
     import torch
     from peft import PeftModel
     from transformers import AutoModelForCausalLM
 
+    from polar.files import sha256_of
     from polar.llm.convert import to_gguf
     from polar.llm.finetune import base_checkpoint, load_tokenizer
 
     folder = Path(entry.source.removeprefix("shipped:"))
-    model = read_shipped(folder)
+    model = read_shipped(folder)  # checked again right before loading: paths, checksums, no pickles
     print(f"{entry.name}: merging {len(model.adapters)} adapter(s) into {model.base} and converting "
           f"to GGUF (once): {gguf}", flush=True)
     base_dir = base_checkpoint(model.base)
-    lm = AutoModelForCausalLM.from_pretrained(base_dir, dtype=torch.float32)
+    lm = AutoModelForCausalLM.from_pretrained(base_dir, dtype=torch.float32, use_safetensors=True)
+    # read_shipped made sure each adapter folder holds its safetensors file and no pickle, so
+    # PEFT reads the safetensors file (it falls back to torch.load only for adapter_model.bin)
     for a in model.adapters:
         lm = PeftModel.from_pretrained(lm, folder / a).merge_and_unload()
     work = gguf.with_suffix(".merging")
@@ -54,7 +66,9 @@ def materialise(entry: ModelEntry) -> Path:
     lm.save_pretrained(work)
     load_tokenizer(base_dir).save_pretrained(work)
     try:
-        to_gguf(work, gguf.with_suffix(".gguf.tmp"), model.gguf_type).replace(gguf)
+        tmp = to_gguf(work, gguf.with_suffix(".gguf.tmp"), model.gguf_type)
+        record_checksum(gguf, sha256_of(tmp))  # checked before every later use
+        tmp.replace(gguf)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return gguf
@@ -102,7 +116,8 @@ def ship(ref: str, out: Path, *, description: str = "", env_steps: int | None = 
     if env_steps is not None:
         provenance |= {"env_steps": env_steps, "env_steps_source": env_steps_source}
     shipped = ShippedModel(name=out.name, base=base, adapters=names, gguf_type=gguf_type,
-                           description=description or entry.description, provenance=provenance)
+                           description=description or entry.description, provenance=provenance,
+                           files=adapter_checksums(tmp, names))
     (tmp / "model.json").write_text(shipped.model_dump_json(indent=1) + "\n")
     shutil.rmtree(out, ignore_errors=True)
     tmp.replace(out)

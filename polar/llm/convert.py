@@ -89,7 +89,9 @@ def to_gguf(checkpoint: str | Path, out: str | Path, outtype: str = "q8_0") -> P
            "NO_LOCAL_GGUF": ""}
     cmd = [sys.executable, str(conv / "convert_hf_to_gguf.py"), str(checkpoint), "--outfile", str(out),
            "--outtype", outtype]
-    r = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    from polar.files import die_with_parent
+
+    r = subprocess.run(cmd, capture_output=True, text=True, env=env, preexec_fn=die_with_parent)
     if r.returncode != 0 or not out.exists():
         tail = "\n".join((r.stderr or r.stdout).strip().splitlines()[-15:])
         raise ConvertError(f"llama.cpp's converter failed on {checkpoint} (exit {r.returncode}):\n{tail}")

@@ -24,6 +24,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from polar.errors import ConfigError
+from polar.files import pause_point
 
 TRAIN_FILE, VALIDATION_FILE, INFO_FILE = "train.jsonl", "validation.jsonl", "dataset.json"
 SPLITS = {"train": TRAIN_FILE, "validation": VALIDATION_FILE}
@@ -106,9 +107,18 @@ def file_sha256(paths: list[Path]) -> str:
 
 
 def write_dataset(out: str | Path, splits: dict[str, list[Example]], info: DatasetInfo) -> DatasetInfo:
-    """Write both splits and the info file (with per-skill counts, templates and the hash)."""
-    root = Path(out)
-    root.mkdir(parents=True, exist_ok=True)
+    """Write both splits and the info file (with per-skill counts, templates and the hash), into
+    a folder beside `out` renamed over it at the end: a kill leaves the old dataset or the new
+    one, never half of one (a training stage reading it later sees a whole dataset or none)."""
+    import os
+    import shutil
+
+    final = Path(out)
+    if final.parent.is_dir():  # what a killed write left
+        for old in final.parent.glob(f".{final.name}.*.tmp"):
+            shutil.rmtree(old, ignore_errors=True)
+    root = final.with_name(f".{final.name}.{os.getpid()}.tmp")
+    root.mkdir(parents=True)
     per_skill: Counter[str] = Counter()
     per_harness: Counter[str] = Counter()
     templates: Counter[str] = Counter()
@@ -128,6 +138,9 @@ def write_dataset(out: str | Path, splits: dict[str, list[Example]], info: Datas
         "sha256": file_sha256([root / f for f in SPLITS.values()]),
     })
     (root / INFO_FILE).write_text(info.model_dump_json(indent=1) + "\n")
+    pause_point("dataset-written")
+    shutil.rmtree(final, ignore_errors=True)
+    os.replace(root, final)
     return info
 
 

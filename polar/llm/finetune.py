@@ -28,6 +28,7 @@ from pydantic import Field
 
 from polar.config import StrictModel
 from polar.errors import ConfigError
+from polar.files import pause_point
 from polar.llm.dataset import Example, read_info, read_split
 from polar.llm.models import ModelEntry, ModelRegistry, cache_dir, resolve_model, weights_path
 
@@ -208,7 +209,8 @@ def within_budget(rows: list[dict[str, list[int]]], budget: int, seed: int) -> l
 
 
 def _progress_callback(total_steps: int, log: list[dict[str, Any]], show: bool, log_file: Path,
-                       max_wall_s: float | None = None, stopped: list[int] | None = None) -> Any:
+                       max_wall_s: float | None = None, stopped: list[int] | None = None,
+                       wall0: float = 0.0, stop_file: Path | None = None) -> Any:
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,
@@ -236,9 +238,12 @@ def _progress_callback(total_steps: int, log: list[dict[str, Any]], show: bool, 
 
         def on_step_end(self, args, state, control, **kw):  # noqa: ANN001
             dt = max(time.perf_counter() - self.t0, 1e-9)
-            if max_wall_s is not None and dt > max_wall_s and state.global_step < total_steps:
+            if max_wall_s is not None and wall0 + dt > max_wall_s and state.global_step < total_steps:
                 control.should_training_stop = control.should_save = True
                 stopped.append(state.global_step)
+                if stop_file is not None:  # a resumed run ends here too, not at the planned steps
+                    stop_file.write_text(json.dumps({"step": state.global_step}))
+            pause_point(f"finetune-step-{state.global_step}")  # a test kills the run here
             tps = (state.num_input_tokens_seen - self.tokens0) / dt
             loss = "-" if self.loss is None else f"{self.loss:.4f}"
             self.bar.update(self.task, completed=state.global_step, info=f"{tps:6.0f} tok/s  loss {loss}")
@@ -249,7 +254,7 @@ def _progress_callback(total_steps: int, log: list[dict[str, Any]], show: bool, 
                 dt = max(time.perf_counter() - self.t0, 1e-9)
                 row = {"step": state.global_step, "loss": self.loss, "tokens": state.num_input_tokens_seen,
                        "tokens_per_s": (state.num_input_tokens_seen - self.tokens0) / dt,
-                       "lr": logs.get("learning_rate"), "wall_s": dt}
+                       "lr": logs.get("learning_rate"), "wall_s": wall0 + dt}
                 log.append(row)
                 with log_file.open("a") as f:  # follow a background run: tail -f progress.jsonl
                     f.write(json.dumps(row) + "\n")
@@ -339,6 +344,40 @@ def _device(choice: str) -> str:
     return choice
 
 
+STOP_FILE = "stopped_by_wall_time.json"  # the step the wall-time budget ended training at
+
+
+def _last_checkpoint_step(work: Path) -> int:
+    steps = [int(p.name.split("-")[1]) for p in work.glob("checkpoint-*") if p.name.split("-")[1].isdigit()]
+    return max(steps, default=0)
+
+
+def _earlier_log(work: Path) -> list[dict[str, Any]]:
+    """The logged steps of the interrupted runs up to the checkpoint this run resumes from
+    (the steps after it are trained, and logged, again); the log file is rewritten to them."""
+    path, upto = work / "progress.jsonl", _last_checkpoint_step(work)
+    rows = []
+    for line in path.read_text().splitlines() if path.is_file() else []:
+        try:
+            row = json.loads(line)
+        except ValueError:
+            break  # cut by a kill
+        if row.get("step", 0) <= upto:
+            rows.append(row)
+    if path.is_file():
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return rows
+
+
+def _already_registered(reg: ModelRegistry, cfg: FinetuneConfig, weights: Path) -> ModelEntry | None:
+    """The model an earlier run of this work dir registered (its weights, its config): a re-run
+    after a kill between registering and returning registers nothing twice."""
+    config = cfg.model_dump(mode="json")
+    found = [m for m in reg.list() if m.name == cfg.name and Path(m.path) == weights.resolve()
+             and m.provenance.get("config") == config]
+    return max(found, key=lambda m: m.version) if found else None
+
+
 def finetune(cfg: FinetuneConfig, *, resume: bool = False, progress: bool = True,
              registry: ModelRegistry | None = None) -> ModelEntry:
     """Train, merge, score, convert and register; returns the registered model. `cfg.threads`
@@ -368,6 +407,10 @@ def _finetune(cfg: FinetuneConfig, resume: bool, progress: bool, registry: Model
     work = cfg.work()
     if work.exists() and not resume and any(work.glob("checkpoint-*")):
         raise ConfigError(f"{work} already holds checkpoints: pass --resume to continue, or choose another --out")
+    reg = registry or ModelRegistry()
+    weights_out = work / f"{cfg.name}.gguf" if cfg.engine == "llamacpp" else work / "model"
+    if resume and (done := _already_registered(reg, cfg, weights_out)) is not None:
+        return done  # finished and registered before the interruption
     t0 = time.perf_counter()
     base_dir = base_checkpoint(cfg.base)
     tok = load_tokenizer(base_dir)
@@ -380,7 +423,8 @@ def _finetune(cfg: FinetuneConfig, resume: bool, progress: bool, registry: Model
                           "raise --max-length or use a more compact template")
     dataset_tokens = sum(len(r["input_ids"]) for r in rows)
     completion_tokens = sum(sum(r["completion_mask"]) for r in rows)
-    model = AutoModelForCausalLM.from_pretrained(base_dir, dtype=torch.float32)
+    # safetensors only: a checkpoint folder given by path may come from elsewhere (a pickle runs code)
+    model = AutoModelForCausalLM.from_pretrained(base_dir, dtype=torch.float32, use_safetensors=True)
     peft_config = None
     if cfg.method == "lora":
         from peft import LoraConfig
@@ -393,6 +437,11 @@ def _finetune(cfg: FinetuneConfig, resume: bool, progress: bool, registry: Model
     per_epoch = math.ceil(dataset_tokens / cfg.max_length / (cfg.batch_size * cfg.grad_accum)) if cfg.packing \
         else math.ceil(len(rows) / (cfg.batch_size * cfg.grad_accum))
     total_steps = cfg.max_steps or max(1, math.ceil(per_epoch * cfg.epochs))
+    resuming = bool(resume and any(work.glob("checkpoint-*")))
+    if not resuming:  # a fresh run: nothing of an earlier one in its log or its stop
+        (work / STOP_FILE).unlink(missing_ok=True)
+        (work / "progress.jsonl").unlink(missing_ok=True)
+    stop_at = json.loads((work / STOP_FILE).read_text())["step"] if (work / STOP_FILE).is_file() else None
     args = SFTConfig(
         output_dir=str(work), max_steps=total_steps, per_device_train_batch_size=cfg.batch_size,
         gradient_accumulation_steps=cfg.grad_accum, learning_rate=cfg.lr, warmup_steps=cfg.warmup_ratio,
@@ -405,14 +454,19 @@ def _finetune(cfg: FinetuneConfig, resume: bool, progress: bool, registry: Model
         include_num_input_tokens_seen="non_padding", dataloader_num_workers=0,
         eos_token=tok.eos_token, pad_token=tok.pad_token or tok.eos_token,
     )
-    log: list[dict[str, Any]] = []
-    stopped: list[int] = []  # the step at which the wall-time budget stopped training, if it did
+    if stop_at is not None:  # the budget ended the interrupted run there: so does this one
+        args.max_steps = stop_at
+    log: list[dict[str, Any]] = _earlier_log(work) if resuming else []
+    stopped: list[int] = [stop_at] if stop_at is not None else []  # where the wall-time budget stopped training
     work.mkdir(parents=True, exist_ok=True)
+    wall0 = log[-1]["wall_s"] if log else 0.0  # training time up to the checkpoint resumed from
+    callback = _progress_callback(args.max_steps, log, progress, work / "progress.jsonl",
+                                  cfg.max_minutes and 60 * cfg.max_minutes, stopped, wall0=wall0,
+                                  stop_file=work / STOP_FILE)
     trainer = _completion_loss_trainer()(model=model, args=args, train_dataset=Dataset.from_list(rows), processing_class=tok,
-                         peft_config=peft_config, callbacks=[_progress_callback(total_steps, log, progress, work / "progress.jsonl",
-                                                                  cfg.max_minutes and 60 * cfg.max_minutes, stopped)])
-    trainer.train(resume_from_checkpoint=bool(resume and any(work.glob("checkpoint-*"))) or None)
-    train_wall = time.perf_counter() - t0
+                                         peft_config=peft_config, callbacks=[callback])
+    trainer.train(resume_from_checkpoint=resuming or None)
+    train_wall = time.perf_counter() - t0 + wall0  # the interrupted runs' training time too
     adapter_dir = None
     if cfg.method == "lora":  # kept: a few MB that `polar llm ship` commits and merges again at install
         adapter_dir = work / "adapter"
@@ -442,7 +496,8 @@ def _finetune(cfg: FinetuneConfig, resume: bool, progress: bool, registry: Model
     if cfg.engine == "llamacpp":
         from polar.llm.convert import to_gguf
 
-        weights = to_gguf(out_dir, work / f"{cfg.name}.gguf", cfg.gguf_type)
-    reg = registry or ModelRegistry()
-    return reg.register(cfg.name, weights, engine=cfg.engine, provenance=provenance,
-                        description=cfg.description or f"{cfg.base} fine-tuned ({cfg.method}) on {Path(cfg.data).name}")
+        weights = to_gguf(out_dir, weights_out, cfg.gguf_type)
+    entry = reg.register(cfg.name, weights, engine=cfg.engine, provenance=provenance,
+                         description=cfg.description or f"{cfg.base} fine-tuned ({cfg.method}) on {Path(cfg.data).name}")
+    pause_point("finetune-registered")
+    return entry

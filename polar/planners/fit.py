@@ -6,7 +6,10 @@ Observation modes (a profile's `observation:`), applied to the template variable
 - `predicates`: the symbolic state only (what the symbolic planner reads): `observation`
   becomes a one-line rendering of the objects and the agent, with the predicates and the goal;
 - `view`: the harness's partial text view only (comparable with BALROG-style agents): no
-  predicates, no goal, no object list.
+  predicates, no goal, no object list;
+- `memory`: what the agent has seen (docs/memory.md): the agent loop reads the harness through
+  its memory, so the text view is the remembered map and the predicates are the memory's
+  (seen objects, their last seen state, the unexplored frontier), shown as in `full`.
 
 The context-window rule (`fit_prompt`): the prompt shows the `history_window` most recent
 outcomes; while the rendered prompt plus the reply's `max_tokens` exceeds the model's
@@ -23,7 +26,7 @@ from typing import Any, Literal
 from polar.errors import PlannerError
 from polar.harnesses.base import SymbolicState
 
-ObservationMode = Literal["full", "predicates", "view"]
+ObservationMode = Literal["full", "predicates", "view", "memory"]
 Messages = list[dict[str, Any]]
 
 

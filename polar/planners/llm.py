@@ -97,6 +97,7 @@ class LLMPlanner:
     def __init__(self, profile: LLMProfile, client: LLMClient | None = None) -> None:
         self.profile = profile
         self.name = f"llm:{profile.name}"
+        self.memory = profile.observation == "memory"  # the agent loop reads the harness through its memory
         self.system_template, self.user_template = resolve_templates(profile)
         self.template_name = f"{self.system_template.name}+{self.user_template.name}"
         self.template_hash = hashlib.sha256(

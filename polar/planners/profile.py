@@ -20,7 +20,7 @@ from polar.config import StrictModel, check_safe_name, read_mapping, validate
 from polar.errors import ConfigError, PolarError
 from polar.llm.settings import BudgetLimits, LLMSettings
 from polar.planners.fit import ObservationMode
-from polar.workspace import resolve_asset
+from polar.workspace import against_file, resolve_asset
 
 if TYPE_CHECKING:
     from polar.planners.base import Planner
@@ -56,14 +56,17 @@ class LLMProfile(LLMSettings, _Named):
     history_window: int = Field(default=12, ge=0, description="How many recent outcomes the prompt shows "
                                                                "(fewer when the prompt would not fit the context).")
     observation: ObservationMode = Field(default="full", description="What the prompt shows of the state: "
-                                         "full, predicates (symbolic state only) or view (the text view only).")
+                                         "full, predicates (symbolic state only), view (the text view only) "
+                                         "or memory (the agent's memory of what it has seen, docs/memory.md).")
     schema_reason: bool = Field(default=False, description="Let the decision schema hold a short reason "
                                                             "(more tokens to generate).")
 
 
 # Options of the offline planners, by backend: name -> (type, what it does).
 OFFLINE_OPTIONS: dict[str, dict[str, tuple[type, str]]] = {
-    "symbolic": {"max_repeats": (int, "give up when the same skill call fails this many times in a row")},
+    "symbolic": {"max_repeats": (int, "give up when the same skill call fails this many times in a row"),
+                 "memory": (bool, "plan from the agent's memory of what it has seen (docs/memory.md), not "
+                                  "the harness's state; an object not yet seen is looked for first")},
     "maze": {"max_repeats": (int, "give up when the same reach fails this many times in a row"),
              "lookahead": (int, "cells ahead along the path per reach call"),
              "skill": (str, "the skill that reaches a cell")},
@@ -88,6 +91,8 @@ class SymbolicProfile(_Named):
             kind = known[key][0]
             if kind is int and (type(value) is not int or value < 1):
                 raise ValueError(f"options.{key}: must be an integer >= 1, got {value!r}")
+            if kind is bool and type(value) is not bool:
+                raise ValueError(f"options.{key}: must be true or false, got {value!r}")
             if kind is str and (type(value) is not str or not value):
                 raise ValueError(f"options.{key}: must be a non-empty string, got {value!r}")
         return self
@@ -121,10 +126,22 @@ def resolve_profile_path(path_or_name: str | Path) -> Path:
     return resolve_asset("planners", path_or_name, what="planner profile")
 
 
+def _paths_against(data: dict[str, Any], path: Path) -> dict[str, Any]:
+    """The profile's template and model paths resolved against the profile's own folder (its
+    `cache_dir` and `record_path` are where runs write, under the current workspace)."""
+    templates = data.get("templates")
+    if isinstance(templates, dict):
+        data["templates"] = {k: against_file(v, path, f"templates.{k}", "template") for k, v in templates.items()}
+    server = data.get("server")
+    if isinstance(server, dict) and "model" in server:
+        data["server"] = {**server, "model": against_file(server["model"], path, "server.model", "model")}
+    return data
+
+
 def load_planner_profile(path_or_name: str | Path, overrides: dict[str, Any] | None = None) -> PlannerProfile:
     """Read and validate a profile; `overrides` replace top-level keys before validation."""
     path = resolve_profile_path(path_or_name)
-    data = {**read_mapping(path), **(overrides or {})}
+    data = {**_paths_against(read_mapping(path), path), **(overrides or {})}
     backend = data.get("backend")
     if backend not in _BY_BACKEND:
         raise ConfigError(f"{path}: backend: expected one of {', '.join(_BY_BACKEND)}, got {backend!r}")

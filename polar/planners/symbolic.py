@@ -26,6 +26,9 @@ Built in (knowledge that is no skill's effect):
   clearing the first obstacle O on the way, which the harness names with `behind(X, O)` and
   `in_way(O)`: the sub-goal is `not in_way(O)` (skills say how: toggle and unlock open a
   door, pickup takes an object away);
+- *memory* (option `memory: true`, docs/memory.md): an unmet `reachable(X)` with no obstacle
+  named and X not yet seen becomes `seen(X)` (the `explore` skill's effect, whose own
+  precondition `reachable(frontier)` is cleared like any other: open the door in the way);
 - *the cell ahead*: a precondition about it (`front_...`, drop's `front_clear`) counts as met
   only when something dropped there would cut the agent off (`drop_cuts(X)`) from no object
   X whose `reachable(X)` the plan relies on, i.e. a met precondition of a skill on the way
@@ -52,7 +55,7 @@ NEEDS_LLM = (
     "('go to X and go to Y', '... after you ...') or a free-form task use an LLM planner, e.g. "
     "--planner planners/openai.yaml"
 )
-OPTIONS = ("max_repeats", "max_depth")
+OPTIONS = ("max_repeats", "max_depth", "memory")
 _PLACEHOLDER = re.compile(r"^\{(\w+)\}$")
 TURN, STEP, MAX_MOVES = "left", "forward", 12
 
@@ -62,13 +65,16 @@ Binding = dict[str, str]
 class SymbolicPlanner:
     name = "symbolic"
 
-    def __init__(self, profile: Any = None, max_repeats: int = 3, max_depth: int = 10) -> None:
+    def __init__(self, profile: Any = None, max_repeats: int = 3, max_depth: int = 10, memory: bool = False) -> None:
         options = getattr(profile, "options", None) or {}
         unknown = set(options) - set(OPTIONS)
         if unknown:
             raise PlannerError(f"symbolic planner: unknown option(s) {sorted(unknown)}; known: {', '.join(OPTIONS)}")
         self.max_repeats = int(options.get("max_repeats", max_repeats))
         self.max_depth = int(options.get("max_depth", max_depth))
+        # Plan from the agent's memory (the agent loop wraps the harness in polar.agent.memory):
+        # an object the memory holds no way to is looked for (`seen(X)`, explore's effect).
+        self.memory = bool(options.get("memory", memory))
 
     def reset(self) -> None:
         """Nothing to forget: every decision is made from the fresh state and the history."""
@@ -87,7 +93,7 @@ class SymbolicPlanner:
         if not context.skills:
             raise PlannerError("the symbolic planner plans over the skills on offer, and none were "
                                "given (is the skill library empty or incompatible with this harness?)")
-        search = Regression(context.skills, preds, context.history, self.max_depth)
+        search = Regression(context.skills, preds, context.history, self.max_depth, self.memory)
         for g in goal:
             if not holds(g, preds):
                 call = search.achieve(g)
@@ -123,8 +129,9 @@ class Regression:
     """One decision's search: the first skill call on a way to an atom, from this state."""
 
     def __init__(self, skills: list[SkillInfo], preds: frozenset[str], history: list[HistoryItem],
-                 max_depth: int) -> None:
+                 max_depth: int, memory: bool = False) -> None:
         self.skills, self.preds, self.history, self.max_depth = skills, preds, history, max_depth
+        self.memory = memory
 
     def achieve(self, atom: str, path: tuple[str, ...] = (), kept: frozenset[str] = frozenset()) -> SkillCall | None:
         """The next call towards `atom` (which does not hold), or None when there is no way;
@@ -137,7 +144,8 @@ class Regression:
                 return call
         a = parse(atom)
         if not a.negated and a.name == "reachable":
-            return self._clear_the_way(atom, path, kept)
+            step = self._clear_the_way(atom, path, kept)
+            return step if step is not None or not self.memory else self._look_for(a.args, path, kept)
         if not a.negated and a.name.startswith("front_"):
             return self._turn(atom)
         return None
@@ -204,6 +212,17 @@ class Regression:
             if (step := self.achieve(f"not in_way({obstacle})", path, kept)) is not None:
                 return step
         return None
+
+    def _look_for(self, target: tuple[str, ...], path: tuple[str, ...], kept: frozenset[str]) -> SkillCall | None:
+        """In memory mode, an object with no known way to it and not yet seen is to be seen
+        first: the sub-goal `seen(X)` (explore's effect)."""
+        args = list(target)
+        while args and args[-1] in WILDCARDS:
+            args.pop()
+        seen = f"seen({','.join(args)})"
+        if not args or holds(seen, self.preds):
+            return None
+        return self.achieve(seen, path, kept)
 
     def _obstacles(self, atom: str) -> list[str]:
         """The obstacles O (as `in_way(O)` spells them) of `behind(X..., O...)` predicates

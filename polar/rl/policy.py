@@ -13,9 +13,10 @@ Stable API (other parts of Polar call exactly this):
     same = Policy.from_state(tensors, config)      # rebuilds the right class, loads the weights
     policy.save(dir); Policy.load(dir)             # dir/policy.safetensors + dir/policy.json
 
-`Policy` is the base of `PPOPolicy` (polar.rl.ppo_policy) and `SACPolicy`
-(polar.rl.sac_policy); `Policy.from_state` / `from_config` / `load` pick the subclass from
-`config["algo"]`, so `polar.rl.policy:Policy` stays the loader skills name in manifests.
+`Policy` is the base of each algorithm's policy (`PPOPolicy` in polar.rl.ppo.ppo_policy,
+`SACPolicy` in polar.rl.sac.sac_policy, ...); `Policy.from_state` / `from_config` / `load` pick
+the subclass from `config["algo"]` through `polar.rl.registry`, so `polar.rl.policy:Policy`
+stays the loader skills name in manifests.
 `tensors` is a flat dict of contiguous CPU tensors (safetensors-ready, no pickle); `config`
 holds the algorithm, the observation and action spaces as `SpaceSpec` dicts, the kind of
 each observation key, the network sizes and whether observations are normalised. The
@@ -26,7 +27,6 @@ MiniGrid's `mission` text), which are ignored.
 
 from __future__ import annotations
 
-import importlib
 import json
 from abc import abstractmethod
 from pathlib import Path
@@ -40,10 +40,9 @@ from torch import nn
 
 from polar.errors import PolarError
 from polar.harnesses.spaces import space_to_spec, spec_to_space
-from polar.rl.config import NetworkConfig
-from polar.rl.networks import module_key
-from polar.rl.normalize import RunningNorm
-from polar.rl.observations import (
+from polar.rl.common.networks import module_key
+from polar.rl.common.normalize import RunningNorm
+from polar.rl.common.observations import (
     ObsKind,
     add_batch_dim,
     canonical_obs,
@@ -54,24 +53,23 @@ from polar.rl.observations import (
     resolve_kinds,
     to_tensors,
 )
+from polar.rl.config import NetworkConfig
+from polar.rl.registry import ALGORITHMS, algorithm_spec
 
 FORMAT = "polar.rl.policy/2"
 # Format 1 had no `observation_kinds`: its uint8 HxWx<=4 Boxes are index grids (legacy_kinds).
 _FORMATS = ("polar.rl.policy/1", FORMAT)
 WEIGHTS_FILE, CONFIG_FILE = "policy.safetensors", "policy.json"
-# algo -> "module:class"; imported on first use (the subclasses import this module).
-POLICY_CLASSES = {"ppo": "polar.rl.ppo_policy:PPOPolicy", "sac": "polar.rl.sac_policy:SACPolicy"}
 
 
 class PolicyLoadError(PolarError):
     """A saved policy is missing, unreadable or does not match its config."""
 
-
 def policy_class(algo: str) -> type[Policy]:
-    if algo not in POLICY_CLASSES:
-        raise PolicyLoadError(f"algo: {algo!r} is not one of {', '.join(POLICY_CLASSES)}")
-    module, name = POLICY_CLASSES[algo].split(":")
-    return getattr(importlib.import_module(module), name)
+    """The `Policy` subclass that `algo` trains, from the registry (imported on first use)."""
+    if algo not in ALGORITHMS:
+        raise PolicyLoadError(f"algo: {algo!r} is not one of {', '.join(ALGORITHMS)}")
+    return algorithm_spec(algo).policy_class()
 
 
 def make_policy(algo: str, observation_space: gym.Space, action_space: gym.Space,

@@ -1,4 +1,5 @@
-"""The training loop behind `polar train`: rollouts (serial or Ray), PPO/SAC updates, metrics,
+"""The training loop behind `polar train`: rollouts (serial or Ray), the updates of the
+algorithm the config names (any `polar.rl.common.algorithm.Algorithm` in the registry), metrics,
 TensorBoard, periodic deterministic evaluation, atomic checkpoints and exact serial resume."""
 
 from __future__ import annotations
@@ -21,19 +22,18 @@ import yaml
 import polar
 from polar.errors import ConfigError, HarnessError
 from polar.files import atomic_write
-from polar.rl.batches import EpisodeStats, RolloutBatch, Transitions
-from polar.rl.buffers import ReplayBuffer
-from polar.rl.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
+from polar.rl.common.algorithm import Algorithm, Experience
+from polar.rl.common.batches import EpisodeStats
+from polar.rl.common.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
+from polar.rl.common.envs import make_training_env, make_vector_env
+from polar.rl.common.evaluate import evaluate_policy
+from polar.rl.common.observations import declared_kinds
+from polar.rl.common.rollout import Collector
+from polar.rl.common.runlog import METRICS_FILE, TB_DIR, RunLog
+from polar.rl.common.timer import PhaseTimer
 from polar.rl.config import TrainConfig
-from polar.rl.envs import make_training_env, make_vector_env
-from polar.rl.evaluate import evaluate_policy
-from polar.rl.observations import declared_kinds
 from polar.rl.policy import make_policy
-from polar.rl.ppo import PPO
-from polar.rl.ppo_recurrent import RecurrentPPO
-from polar.rl.rollout import Collector, collect_ppo, collect_sac
-from polar.rl.runlog import METRICS_FILE, TB_DIR, RunLog
-from polar.rl.sac import SAC, PhaseTimer
+from polar.rl.registry import algorithm_spec
 
 log = logging.getLogger("polar.rl")
 
@@ -74,24 +74,17 @@ class Trainer:
         self.overwrite = overwrite
         self._resumed = resuming
         self._present = [] if resuming else self._check_out()
-        self.algo_cfg = cfg.ppo if cfg.algo == "ppo" else cfg.sac
         torch.set_num_threads(cfg.torch_threads)
         torch.set_flush_denormal(cfg.flush_denormal)
         random.seed(cfg.seed)
         np.random.seed(cfg.seed % 2**32)
         torch.manual_seed(cfg.seed)
-        self.rng = np.random.default_rng(cfg.seed)  # SAC warm-up actions (serial)
-        self.num_envs = self.algo_cfg.num_envs
+        self.rng = np.random.default_rng(cfg.seed)  # random actions of serial runs (warm-up, exploration)
+        self.num_envs = cfg.section().num_envs
         obs_space, act_space, kinds = _probe(cfg)
         self.policy: Any = make_policy(cfg.algo, obs_space, act_space, cfg.network, cfg.normalize_obs, kinds)
-        ppo_class = RecurrentPPO if self.policy.recurrent else PPO
-        self.ppo = ppo_class(self.policy, cfg.ppo) if cfg.algo == "ppo" else None
         self.timer = PhaseTimer()
-        self.sac = SAC(self.policy, cfg.sac, self.timer) if cfg.algo == "sac" else None
-        self.replay = (ReplayBuffer(self.policy.observation_space, self.policy.act_dim,
-                                    min(cfg.sac.buffer_size, cfg.steps), self.num_envs * max(1, cfg.workers),
-                                    cfg.seed, cfg.sac.her, cfg.sac.buffer_float)
-                       if cfg.algo == "sac" else None)
+        self.algo: Algorithm = algorithm_spec(cfg.algo).algorithm_class()(self.policy, cfg, self.timer)
         self.env_steps = 0
         self.updates = 0
         self.wall_s = 0.0
@@ -118,13 +111,11 @@ class Trainer:
             cfg = cfg.model_copy(update={"progress": progress})
         t = cls(cfg, out, resuming=True)
         t.policy.load_state_dict(policy.state_dict())
-        if t.ppo is not None:
-            t.ppo.optimizer.load_state_dict(state["optim"])
-        if t.sac is not None:
-            t.sac.load_state_dict(state["optim"])
-            if replay is not None and t.replay is not None:
-                t.replay.load_state(replay)
-                log.info("replay buffer restored: %d transitions", t.replay.size)
+        t.algo.load_state_dict(state["optim"])
+        if replay is not None:
+            t.algo.load_buffer_state(replay)
+            size = int(np.minimum(replay["arrays"]["count"], replay["meta"]["rows"]).sum())
+            log.info("replay buffer restored: %d transitions", size)
         t.env_steps, t.updates, t.wall_s = state["env_steps"], state["updates"], state["wall_s"]
         t.next_eval, t.next_ckpt = state["next_eval"], state["next_ckpt"]
         t.recent_returns.extend(state["recent_returns"])
@@ -174,8 +165,8 @@ class Trainer:
                 env = make_vector_env([cfg.harness_for(0)] * self.num_envs, cfg.harness_kwargs)
                 self.collector = Collector(env, seed=cfg.seed + 7919 * self.updates)
         else:
-            from polar.rl.ray_session import init_ray
-            from polar.rl.workers import WorkerPool
+            from polar.rl.common.ray_session import init_ray
+            from polar.rl.common.workers import WorkerPool
 
             init_ray(cfg.address, object_store_mb=cfg.object_store_mb)
             self.pool = WorkerPool([cfg.harness_for(w) for w in range(cfg.workers)], self.num_envs,
@@ -188,13 +179,12 @@ class Trainer:
         return ray.put({k: v.numpy() for k, v in self.policy.to_state()[0].items()})
 
     def _state(self) -> dict[str, Any]:
-        optim = self.ppo.optimizer.state_dict() if self.ppo else self.sac.state_dict()  # type: ignore[union-attr]
         return {
             "polar_version": polar.__version__,
             "config": self.cfg.model_dump(mode="json"),
             "algo": self.cfg.algo, "env_steps": self.env_steps, "updates": self.updates,
             "wall_s": self.wall_s, "next_eval": self.next_eval, "next_ckpt": self.next_ckpt,
-            "lr": self._lr(), "optim": optim, "final": self.final,
+            "lr": self._lr(), "optim": self.algo.state_dict(), "final": self.final,
             "log_rows": self.runlog.rows, "log_events": self.runlog.events,
             "recent_returns": list(self.recent_returns), "recent_success": list(self.recent_success),
             "rng": {"python": random.getstate(), "numpy": np.random.get_state(),
@@ -203,22 +193,11 @@ class Trainer:
 
     def checkpoint(self) -> Path:
         self.runlog.flush()  # the events the checkpoint counts are on disk
-        replay = self.replay.state() if (self.replay is not None and self.cfg.sac.save_buffer) else None
         return save_checkpoint(self.out, f"ckpt-{self.env_steps:010d}", self.policy, self._state(),
-                               envs=self.collector, replay=replay)
-
-    def _num_updates(self) -> int:
-        per = self.cfg.ppo.num_envs * self.cfg.ppo.num_steps * max(1, self.cfg.workers)
-        return max(1, math.ceil(self.cfg.steps / per))
+                               envs=self.collector, replay=self.algo.buffer_state())
 
     def _lr(self) -> float:
-        if self.cfg.algo != "ppo":
-            return self.cfg.sac.policy_lr
-        c = self.cfg.ppo
-        if not c.anneal_lr:
-            return c.learning_rate
-        # The schedule position is the update counter, restored on resume.
-        return c.learning_rate * max(0.0, 1.0 - self.updates / self._num_updates())
+        return self.algo.lr(self.updates)
 
     def _record(self, stats: EpisodeStats) -> None:
         self.recent_returns.extend(stats.returns)
@@ -291,7 +270,7 @@ class Trainer:
             while self.env_steps < cfg.steps:
                 if max_updates is not None and self.updates - start_updates >= max_updates:
                     return False
-                metrics = self._ppo_iteration() if cfg.algo == "ppo" else self._sac_iteration()
+                metrics = self._iteration()
                 self.wall_s = time.perf_counter() - t0
                 if metrics is not None:
                     self.runlog.write(self._row(metrics))
@@ -322,52 +301,16 @@ class Trainer:
             row["success_rate"] = float(np.mean(self.recent_success))
         return row | metrics
 
-    def _ppo_iteration(self) -> dict[str, float]:
-        assert self.ppo is not None
-        c = self.cfg.ppo
-        self.ppo.set_lr(self._lr())
-        if self.pool is not None:
-            batch = RolloutBatch.concat(self.pool.ppo(self._weights_ref(), c.num_steps))
-        else:
-            assert self.collector is not None
-            batch = collect_ppo(self.policy, self.collector, c.num_steps)
-        self._record(batch.stats)
-        metrics = self.ppo.update(batch)
-        self.env_steps += batch.num_transitions
-        self.updates += 1
-        return metrics
-
-    def _sac_iteration(self) -> dict[str, float] | None:
-        assert self.sac is not None and self.replay is not None
-        c = self.cfg.sac
-        warmup = self.env_steps < c.learning_starts
-        with self.timer("env"):
-            if self.pool is not None:
-                # Workers return chunks; updates follow at the same ratio per env step as serial.
-                data = Transitions.concat(self.pool.sac(self._weights_ref(), c.worker_steps, warmup))
-            else:
-                assert self.collector is not None
-                data = collect_sac(self.policy, self.collector, 1, self.rng if warmup else None)
-        self._record(data.stats)
-        with self.timer("replay_add"):
-            self.replay.add(data)
-        n = data.num_transitions
+    def _iteration(self) -> dict[str, float] | None:
+        """Collect, count, update: one metrics row or None."""
+        source = Experience(self.policy, self.collector, self.pool, self.rng, self._weights_ref)
         before = self.env_steps
-        self.env_steps += n
-        if self.env_steps < c.learning_starts:
-            return None
-        grad_steps = c.gradient_steps * max(1, n // self.num_envs)
-        acc: list[dict[str, torch.Tensor]] = []
-        for _ in range(grad_steps):
-            with self.timer("replay_sample"):
-                sample = self.replay.sample(c.batch_size)
-            acc.append(self.sac.update(sample))
-            self.updates += 1
-        # One metrics row per ~1000 env steps keeps metrics.jsonl small.
-        if before // 1000 != self.env_steps // 1000:
-            keys = dict.fromkeys(k for m in acc for k in m)
-            return {k: float(torch.stack([m[k] for m in acc if k in m]).mean()) for k in keys}
-        return None
+        batch = self.algo.collect(source, before)
+        self._record(batch.stats)
+        self.env_steps += batch.num_transitions
+        metrics, updates = self.algo.update(batch, before, self.env_steps, self.updates)
+        self.updates += updates
+        return metrics
 
 
 def _rows_up_to(path: Path, env_steps: int) -> int:

@@ -29,7 +29,9 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator,
 
 import polar
 from polar.errors import PolarError
-from polar.harnesses.spaces import SpaceSpec
+from polar.files import leaves, sha256_of
+from polar.harnesses.base import HarnessSpec
+from polar.harnesses.spaces import SpaceSpec, space_mismatch
 from polar.predicates import ANY, parse, placeholders
 from polar.statistics import wilson_interval
 
@@ -50,6 +52,10 @@ class SkillLoadError(SkillError):
 
 class SkillArgumentError(SkillError):
     """Arguments that do not fit the skill's parameter schema."""
+
+
+class SkillSpaceMismatch(SkillError):
+    """A skill whose policy cannot read the harness's observations or act in its action space."""
 
 
 class _Model(BaseModel):
@@ -256,7 +262,37 @@ class Skill(_Model):
         return out
 
     def compatible(self, harness_id: str) -> bool:
+        """Whether the harness id matches one of the patterns the skill accepts (its spaces
+        are `spaces_mismatch`'s question)."""
         return any(fnmatch.fnmatchcase(harness_id, pat) for pat in self.harnesses)
+
+    def required_spaces(self) -> tuple[SpaceSpec | None, SpaceSpec | None]:
+        """The (observation, action) spaces the skill needs of a harness, None where it needs
+        nothing checkable: declared in the manifest, else a policy skill's own. The policy's
+        observation space counts only without a feature hook: a hook maps the harness's
+        observation to the policy's, and what it reads is known only when it runs."""
+        obs, act = self.observation_space, self.action_space
+        config = self.policy.config if self.kind == "policy" and self.policy is not None else {}
+        if obs is None and self.features is None and config.get("observation_space"):
+            obs = SpaceSpec.model_validate(config["observation_space"])
+        if act is None and config.get("action_space"):
+            act = SpaceSpec.model_validate(config["action_space"])
+        return obs, act
+
+    def spaces_mismatch(self, spec: HarnessSpec) -> str | None:
+        """Why the skill cannot read this harness's observations or act in its action space,
+        or None: a policy fed the wrong observation shape raises inside torch, mid-episode."""
+        obs, act = self.required_spaces()
+        who = self.ref if self.version else self.name  # version 0: not registered yet
+        if obs is not None and (why := space_mismatch(spec.observation_space, obs)) is not None:
+            return f"observation space: {spec.id!r} gives {why} by {who}"
+        if act is not None and (why := space_mismatch(act, spec.action_space)) is not None:
+            return f"action space: {who} acts in {why} by {spec.id!r}"
+        return None
+
+    def usable_on(self, spec: HarnessSpec) -> bool:
+        """Whether a planner may be offered this skill on the harness: its id and its spaces."""
+        return self.compatible(spec.id) and self.spaces_mismatch(spec) is None
 
     # --- measured success -----------------------------------------------------------------
 
@@ -278,11 +314,7 @@ def now_iso() -> str:
 
 
 def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+    return sha256_of(path)
 
 
 ALLOWED_MODULE_PREFIXES = ("polar.",)
@@ -319,6 +351,9 @@ def _load_hook_file(root: Path, name: str, what: str) -> ModuleType:
     path = (root / HOOKS_PACKAGE / f"{name}.py").resolve()
     if not path.is_file():
         raise SkillLoadError(f"{what}: no hook file {path}")
+    if leaves(root, path):  # a library from elsewhere runs no code from outside its folder
+        raise SkillLoadError(f"{what}: {root / HOOKS_PACKAGE / f'{name}.py'} is a symlink pointing out of the "
+                             f"skill library ({path})")
     key = f"polar_skill_hooks.{hashlib.sha256(str(path).encode()).hexdigest()[:12]}.{name}"
     if key in sys.modules:
         return sys.modules[key]

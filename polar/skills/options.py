@@ -51,7 +51,7 @@ def default_options(harness: Harness, library: Library, seeds: Iterable[int]) ->
     """The options for a task: `goto` each (type, colour) of key, ball, box and door found in
     the start states of `seeds` (and `goto(goal)` where a goal exists), then pickup, drop and
     toggle without arguments. Only skills the library holds for this harness are offered."""
-    have = {s.name for s in library.list() if s.compatible(harness.spec.id)}
+    have = {s.name for s in library.list() if s.usable_on(harness.spec)}
     pairs: set[tuple[str, str]] = set()
     goal = False
     for seed in seeds:

@@ -15,7 +15,11 @@ Hooks (manifest fields holding an import path, see `polar.skills.model.resolve_h
 
 Hooks receive `args` with unset optional parameters left out (so `args.get("color")` is
 None), while predicate templates see them as `any`. Every run returns an `Outcome`: a failing
-harness sets its `harness_error`; a policy or hook that raises is the skill's failure.
+harness sets its `harness_error`; a policy or hook that raises (a torch policy fed the wrong
+observation shape, a bug in a hook) is an ordinary failed outcome with cause `skill-error`
+and the exception's type and message, so the episode goes on and its record is written.
+A skill whose spaces do not fit the harness (`Skill.spaces_mismatch`) is refused before any
+step (`SkillSpaceMismatch`).
 """
 
 from __future__ import annotations
@@ -28,10 +32,13 @@ import gymnasium as gym
 import numpy as np
 
 from polar.episode import FailureCause, Outcome
+from polar.errors import PolarError
 from polar.harnesses.base import Harness
 from polar.harnesses.rollout import harness_action, rollout
 from polar.predicates import ANY, achieved, fill, holds, matching, parse
-from polar.skills.model import Measurement, Skill, SkillError, resolve_hook
+from polar.skills.model import Measurement, Skill, SkillError, SkillSpaceMismatch, resolve_hook
+
+SKILL_ERROR_CHARS = 300  # of an exception's message in a skill-error outcome's reason
 
 
 class SkillResult(NamedTuple):
@@ -55,6 +62,8 @@ def run_skill(
         raise SkillError(f"{skill.ref}: step budget must be >= 1, got {cap}")
     if not skill.compatible(harness.spec.id):
         raise SkillError(f"{skill.ref} does not accept harness {harness.spec.id!r} (accepts {skill.harnesses})")
+    if (why := skill.spaces_mismatch(harness.spec)) is not None:
+        raise SkillSpaceMismatch(f"{skill.ref} cannot run on {harness.spec.id!r}: {why}")
     if skill.kind == "primitive":
         return _run_primitive(skill, harness, bound, obs)
     return _run_policy(skill, harness, bound, cap, obs, skill.deterministic if deterministic is None else deterministic)
@@ -82,28 +91,52 @@ def _actor(skill: Skill, deterministic: bool) -> tuple[Any, Any, Any]:
             policy.action_space if deterministic else None)
 
 
+def skill_error_reason(err: BaseException) -> str:
+    """`skill-error: <type>: <message>`, the message cut at SKILL_ERROR_CHARS."""
+    text = str(err)
+    if len(text) > SKILL_ERROR_CHARS:
+        text = text[:SKILL_ERROR_CHARS] + f"... ({len(text)} characters)"
+    return f"skill-error: {type(err).__name__}: {text}"
+
+
 def _run_policy(skill: Skill, harness: Harness, args: dict[str, Any], cap: int, obs: Any,
                 deterministic: bool) -> SkillResult:
     if obs is None:
         raise SkillError(f"{skill.ref}: pass the current observation (obs=...) to run a {skill.kind} skill")
-    policy_act, value, loop_space = _actor(skill, deterministic)
-    features = _features(skill)
     term = skill.termination
     assert term is not None
-    check = resolve_hook(term.check, f"{skill.ref} termination.check", skill.library_root) if term.check else None
     templates = [fill(t, args) for t in term.predicates]
     hook_args = {k: v for k, v in args.items() if v != ANY}
     t0 = time.perf_counter()
     start = _predicates(harness)
     before = preds = start[1]
     unread = [start]  # the first test reads the start state instead of computing it again
+    base = {"kind": "skill", "skill": skill.ref, "args": args, "predicates_before": before}
+    try:
+        policy_act, value, loop_space = _actor(skill, deterministic)
+        features = _features(skill)
+        check = resolve_hook(term.check, f"{skill.ref} termination.check", skill.library_root) if term.check else None
+        # the policy's first read of this harness's observation: where a wrong shape raises
+        affordance = value(features(harness, obs, hook_args))
+    except PolarError:
+        raise  # a missing or corrupt skill file: the library's error, as before
+    except Exception as err:  # noqa: BLE001 - whatever the policy or a hook raised is the skill's error
+        return SkillResult(_outcome(**base, success=False, reason=skill_error_reason(err), error=err,
+                                    predicates_after=before, t0=t0), obs)
+    check_error: list[Exception] = []
 
     def done(o: Any, info: dict[str, Any]) -> bool:
         nonlocal preds
         state, preds = unread.pop() if unread else _predicates(harness)
         results = [holds(t, preds) for t in templates]
         ok = (all(results) if term.mode == "all" else any(results)) if results else True
-        return ok and (check is None or bool(check(state, hook_args, o, info)))
+        if not ok or check is None:
+            return ok
+        try:
+            return bool(check(state, hook_args, o, info))
+        except Exception as err:  # noqa: BLE001 - the termination hook's bug: stop, the skill failed
+            check_error.append(err)
+            return True
 
     seen: set[bytes] = set()
     rng: list[np.random.Generator] = []
@@ -121,22 +154,21 @@ def _run_policy(skill: Skill, harness: Harness, args: dict[str, Any], cap: int, 
             seen.add(key)
         return harness_action(policy_act(x, hook_args))
 
-    affordance = value(features(harness, obs, hook_args))
     r = rollout(harness, act, obs, max_steps=cap, stop=done)
-    if r.stopped:
+    error = check_error[0] if check_error else r.act_error  # the policy or a hook raised
+    if error is not None:
+        reason = skill_error_reason(error)
+    elif r.stopped:
         reason = "termination already holds" if r.steps == 0 else "termination holds"
-    elif r.act_error is not None:  # the policy or its feature hook raised: the skill's failure
-        reason = f"policy error: {type(r.act_error).__name__}: {r.act_error}"[:500]
     elif r.harness_error is not None:
         reason = f"harness error: {r.harness_error}"
     elif r.ended:
         reason = "episode terminated" if r.terminated else "episode truncated"
     else:
         reason = f"step budget ({cap}) exhausted"
-    outcome = _outcome(kind="skill", skill=skill.ref, args=args, predicates_before=before,
-                       success=r.stopped, reason=reason, steps=r.steps, reward=r.reward,
-                       harness_error=r.harness_error, terminated=r.terminated, truncated=r.truncated,
-                       predicates_after=preds, affordance=affordance, t0=t0)
+    outcome = _outcome(**base, success=r.stopped and error is None, reason=reason, steps=r.steps,
+                       reward=r.reward, harness_error=r.harness_error, error=error, terminated=r.terminated,
+                       truncated=r.truncated, predicates_after=preds, affordance=affordance, t0=t0)
     return SkillResult(outcome, r.obs)
 
 
@@ -217,13 +249,18 @@ def _violated(effect: str, before: list[str], after: list[str]) -> bool:
     return not holds(effect, after)
 
 
-def _outcome(*, success: bool, t0: float, harness_error: str | None = None, **fields: Any) -> Outcome:
+def _outcome(*, success: bool, t0: float, harness_error: str | None = None, error: BaseException | None = None,
+             **fields: Any) -> Outcome:
+    """`error`: what the skill's policy or a hook raised (cause `skill-error`)."""
     if success:
         cause = None
+    elif error is not None:
+        cause = FailureCause.SKILL_ERROR
     else:
         cause = FailureCause.HARNESS_ERROR if harness_error is not None else FailureCause.SKILL_FAILURE
-    return Outcome(success=success, cause=cause,
-                   harness_error=harness_error, wall_s=time.perf_counter() - t0, **fields)
+    return Outcome(success=success, cause=cause, harness_error=harness_error,
+                   error_type=type(error).__name__ if error is not None else None,
+                   wall_s=time.perf_counter() - t0, **fields)
 
 
 def _features(skill: Skill) -> Any:

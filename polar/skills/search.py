@@ -1,8 +1,8 @@
 """Skill retrieval: BM25 over a skill's words, then harness compatibility and measured success.
 
 Relevance comes first; measured success scales it between 0.75x (never succeeds) and 1x
-(always succeeds), unmeasured skills counting as 0.5. Skills that do not accept the harness
-are dropped (or, on request, put last).
+(always succeeds), unmeasured skills counting as 0.5. Skills that do not accept the harness (its
+id, or given the harness itself, its spaces) are dropped (or, on request, put last).
 """
 
 from __future__ import annotations
@@ -31,9 +31,13 @@ def tokens(text: str) -> list[str]:
     return out
 
 
-def skill_text(skill: Skill) -> str:
-    """What BM25 indexes: name, description, parameter names and their choices, effects."""
+def skill_text(skill: Skill, harnesses: bool = False) -> str:
+    """What BM25 indexes: name, description, parameter names and their choices, effects; with
+    `harnesses`, also the harnesses it was trained on (provenance) and the ids it accepts."""
     parts = [skill.name, skill.name.replace("goto", "go to"), skill.description]
+    if harnesses:  # "minigrid:MiniGrid-DoorKey-8x8-v0" -> minigrid doorkey 8x8 v0
+        parts.extend(skill.provenance.trained_on)
+        parts.extend(p for p in skill.harnesses if p != "*")
     for pname, p in skill.parameters.items():
         parts.append(pname)
         parts.extend(p.choices or [])
@@ -66,13 +70,18 @@ def bm25(query: str, docs: list[str]) -> list[float]:
 
 
 def rank(skills: list[Skill], text: str, harness: Any = None,
-         include_incompatible: bool = False) -> list[tuple[Skill, float]]:
-    """(skill, score) best first. `harness` is an id, a Harness, or None (no filter)."""
-    hid = getattr(getattr(harness, "spec", None), "id", harness)
-    rel = bm25(text, [skill_text(s) for s in skills]) if text.strip() else [0.0] * len(skills)
+         include_incompatible: bool = False, by_harness: bool = False) -> list[tuple[Skill, float]]:
+    """(skill, score) best first. `harness` is an id, a Harness, or None (no filter); given a
+    Harness, a skill must also fit its observation and action spaces (`Skill.usable_on`).
+    `by_harness`: the query also matches the harnesses a skill was trained on or accepts
+    (`polar skills search`; a planner's retrieval matches what a skill does, not where it was trained)."""
+    spec = getattr(harness, "spec", None)
+    hid = getattr(spec, "id", harness)
+    docs = [skill_text(s, harnesses=by_harness) for s in skills]
+    rel = bm25(text, docs) if text.strip() else [0.0] * len(skills)
     rows = []
     for s, r in zip(skills, rel, strict=True):
-        ok = hid is None or s.compatible(str(hid))
+        ok = hid is None or (s.usable_on(spec) if spec is not None else s.compatible(str(hid)))
         if not ok and not include_incompatible:
             continue
         m = s.success_for(str(hid) if hid is not None else None)

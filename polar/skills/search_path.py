@@ -2,7 +2,8 @@
 new registration goes.
 
 - A library named explicitly (`--library DIR`, a suite agent's `skills: DIR`, or
-  `$POLAR_SKILLS`) is used alone: lookups and registrations both use that one folder.
+  `$POLAR_SKILLS`) is used alone: lookups and registrations both use that one folder. A bare
+  folder name (`skills_memory`) is looked up like an asset: the workspace, then the installation.
 - Otherwise the search path is the workspace's library (`./skills`, else
   `$POLAR_HOME/skills`), then the shipped library (the source checkout's `skills/`, else the
   copy inside the wheel). A name found in the workspace hides the shipped skill of that name;
@@ -120,11 +121,25 @@ class LayeredLibrary:
 Library = SkillLibrary | LayeredLibrary
 
 
+def _named_library(name: str) -> SkillLibrary | None:
+    """A library given by its folder's bare name (`skills_memory`), found like any asset: in
+    the workspace, then the installation (a suite means the same from any folder)."""
+    from polar.workspace import search_roots, shipped_roots
+
+    if "/" in name or name.startswith((".", "~")) or Path(name).is_absolute():
+        return None
+    for r in search_roots():
+        d = r / name
+        if (d / "library.sqlite").is_file():
+            return shipped_library(d) if r in shipped_roots() else SkillLibrary(d)
+    return None
+
+
 def open_library(root: str | Path | None = None) -> Library:
     """The library a command or an agent uses: `root` (or `$POLAR_SKILLS`) alone when given,
     else the workspace library over the shipped one (see the module docstring)."""
     if root is not None:
-        return SkillLibrary(Path(root).expanduser())
+        return _named_library(str(root)) or SkillLibrary(Path(root).expanduser())
     if env := os.environ.get("POLAR_SKILLS"):
         return SkillLibrary(Path(env).expanduser())
     from polar.workspace import is_shipped, shipped_roots, user_dir

@@ -195,6 +195,7 @@ class SkillLibrary:
             skill = self._from_row(conn, name, row[0], row[1])
         if not (skill.path / MANIFEST_FILE).is_file():  # type: ignore[operator]
             raise SkillLoadError(f"{skill.path / MANIFEST_FILE}: missing (the index lists {skill.ref})")  # type: ignore[operator]
+        check_contained(self.root, skill.path)  # type: ignore[arg-type]
         return skill
 
     def list(self, all_versions: bool = False) -> list[Skill]:
@@ -455,10 +456,23 @@ class SkillLibrary:
             return []
 
 
+def check_contained(root: Path, folder: Path) -> None:
+    """A skill's version folder and every file in it stay inside the library (a library from
+    elsewhere must not point its weights or code at the rest of the machine through `..` or a
+    symlink); a SkillLoadError names the entry."""
+    from polar.files import leaves
+
+    for p in [folder, *sorted(folder.iterdir())] if folder.is_dir() else [folder]:
+        if leaves(root, p):
+            raise SkillLoadError(f"{p}: leaves the skill library {root} (a symlink pointing to {p.resolve()}); "
+                                 "a skill's files must be inside its folder")
+
+
 def _verified_manifest(folder: Path) -> Skill:
     """The manifest of a version folder, checked against the folder's name and its weights."""
     from polar.config import read_text
 
+    check_contained(folder.parent.parent, folder)
     skill = Skill.model_validate_json(read_text(folder / MANIFEST_FILE))
     if (skill.name, skill.version) != (folder.parent.name, int(folder.name)):
         raise SkillLoadError(f"the manifest says {skill.ref}, the folder {folder.parent.name}@{folder.name}")
@@ -484,6 +498,8 @@ def load_skill_policy(skill: Skill) -> Any:
     key = (str(wfile), skill.weights_sha256 or "")
     if key in _POLICY_CACHE:
         return _POLICY_CACHE[key]
+    if skill.library_root is not None:
+        check_contained(skill.library_root, skill.path)
     if not wfile.is_file():
         raise SkillLoadError(f"{wfile}: weights file missing for skill {skill.ref}")
     actual = sha256_file(wfile)

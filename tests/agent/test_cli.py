@@ -19,7 +19,7 @@ REPO = Path(__file__).resolve().parents[2]
 def polar_task(tmp_path: Path, planner: Path, out: str, *extra: str) -> tuple[subprocess.CompletedProcess, dict]:
     env = {**os.environ, "POLAR_SKILLS": str(REPO / "skills")}
     r = subprocess.run(
-        [sys.executable, "-m", "polar.cli", "task", TASK, "--harness", HARNESS, "--planner", str(planner),
+        [sys.executable, "-m", "polar", "task", TASK, "--harness", HARNESS, "--planner", str(planner),
          "--seed", "0", "--out", str(tmp_path / out), *extra],
         capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120)
     rec_path = tmp_path / out / "episode.json"
@@ -110,7 +110,7 @@ def test_policy_code_runs_sandboxed_and_its_failure_feeds_back(tmp_path):
         p = write_profile(tmp_path, server, mode="code")
         env = {**os.environ, "POLAR_SKILLS": str(REPO / "skills")}
         r = subprocess.run(
-            [sys.executable, "-m", "polar.cli", "task", "balance the pole", "--harness", "gym:CartPole-v1",
+            [sys.executable, "-m", "polar", "task", "balance the pole", "--harness", "gym:CartPole-v1",
              "--planner", str(p), "--out", str(tmp_path / "run"), "--sandbox", "strict"],
             capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120)
         rec = json.loads((tmp_path / "run" / "episode.json").read_text())

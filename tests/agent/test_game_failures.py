@@ -65,7 +65,7 @@ def test_code_cut_short_by_a_killed_game_is_never_ok(tmp_path: Path) -> None:
         server.push(Reply.decision({"kind": "code", "source": "def act(obs):\n    return 1\n"}))
         profile = write_profile(tmp_path, server, mode="code")
         r = subprocess.run(
-            [sys.executable, "-m", "polar.cli", "task", "walk", "--harness", str(spec), "--planner", str(profile),
+            [sys.executable, "-m", "polar", "task", "walk", "--harness", str(spec), "--planner", str(profile),
              "--out", str(tmp_path / "run"), "--sandbox", "default"],
             capture_output=True, text=True, cwd=tmp_path, env={**os.environ, "COLUMNS": "200"}, timeout=180)
     out = r.stdout + r.stderr

@@ -110,7 +110,11 @@ def test_a_claim_of_success_is_not_success():
     with make_harness("gym:CartPole-v1") as h:  # the survival rule judges the claim: false
         rec = run_episode("balance", h, _Claims(), seed=0)
     assert rec.success is False and rec.extra["success_source"] == "harness-rule"
-    with make_harness(DOORKEY) as h:  # goal predicates judge it
+    with make_harness(DOORKEY) as h:  # the environment judges it: no terminal reward, no success
+        rec = run_episode(TASK, h, _Claims(), seed=0)
+    assert rec.success is False and rec.extra["success_source"] == "harness"
+    with make_harness(DOORKEY) as h:  # a game that reports nothing: its goal predicates judge it
+        h.spec = h.spec.model_copy(update={"reports_success": False})
         rec = run_episode(TASK, h, _Claims(), seed=0)
     assert rec.success is False and rec.extra["success_source"] == "goal-predicates"
 

@@ -14,7 +14,7 @@ SUITE = {"name": "cli", "agents": [{"name": "random", "kind": "random"}], "seeds
 
 
 def _polar(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "polar.cli", *args], cwd=cwd, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "polar", *args], cwd=cwd, capture_output=True,
                           text=True, timeout=240)
 
 

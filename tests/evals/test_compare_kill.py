@@ -64,7 +64,7 @@ def test_nothing_is_written_after_the_driver_is_killed(tmp_path: Path) -> None:
     suite, out = tmp_path / "suite.yaml", tmp_path / "out"
     suite.write_text(SUITE)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    driver = subprocess.Popen([sys.executable, "-m", "polar.cli", "compare", str(suite), "--out", str(out)],
+    driver = subprocess.Popen([sys.executable, "-m", "polar", "compare", str(suite), "--out", str(out)],
                               cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     started: set[tuple[int, str]] = set()
     try:

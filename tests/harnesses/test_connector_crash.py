@@ -84,7 +84,7 @@ def test_a_restarted_game_is_reseeded_so_seeded_runs_stay_reproducible(fragile: 
 
 
 def test_harness_check_reports_the_crash_and_its_cause(fragile: Path) -> None:
-    p = subprocess.run([sys.executable, "-m", "polar.cli", "harness", "check", str(fragile), "--steps", "40"],
+    p = subprocess.run([sys.executable, "-m", "polar", "harness", "check", str(fragile), "--steps", "40"],
                        cwd=ROOT, capture_output=True, text=True, timeout=300)
     out = " ".join((p.stdout + p.stderr).split())
     assert p.returncode == 1, out

@@ -87,11 +87,17 @@ def test_judge_order_info_then_rule_then_goal() -> None:
     # the harness's own signal at the end of the episode wins
     assert judge(spec, info={"success": True}, terminated=True, truncated=False, episode_return=0.0,
                  state=h.symbolic_state) == (True, "harness")
-    # mid-episode: the goal predicates (the agent is not on the goal yet)
+    # mid-episode on a harness that reports success: not yet, says the harness
     assert judge(spec, info={}, terminated=False, truncated=False, episode_return=0.0,
+                 state=h.symbolic_state) == (False, "harness")
+    silent = spec.model_copy(update={"reports_success": False})  # a game that reports nothing
+    assert judge(silent, info={}, terminated=False, truncated=False, episode_return=0.0,
                  state=h.symbolic_state) == (False, "goal-predicates")
     ruled = spec.model_copy(update={"reports_success": False, "success": SuccessRule(kind="min_return", threshold=0.5)})
     assert judge(ruled, info={}, terminated=True, truncated=False, episode_return=0.7) == (True, "harness-rule")
+    # a report at the episode's end beats the rule even where the spec did not declare one
+    assert judge(ruled, info={"success": False}, terminated=True, truncated=False,
+                 episode_return=0.7) == (False, "harness")
     bare = spec.model_copy(update={"reports_success": False})
     assert judge(bare, info={}, terminated=True, truncated=False, episode_return=1.0) == (None, None)
 

@@ -123,7 +123,7 @@ def test_a_lora_fine_tune_ships_as_its_adapter_and_merges_back_to_the_same_model
     tensors are exactly those of the model that was trained and evaluated."""
     from typer.testing import CliRunner
 
-    from polar.cli import app
+    from polar.commands.app import app
     from polar.errors import ConfigError
     from polar.llm.adapters import ship
     from polar.llm.finetune import FinetuneConfig, finetune

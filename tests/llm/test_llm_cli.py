@@ -6,7 +6,7 @@ import sys
 
 from typer.testing import CliRunner
 
-from polar.cli import app
+from polar.commands.app import app
 from polar.episode import EpisodeRecord
 from polar.llm.record import CallRecord, CallRecorder
 
@@ -14,12 +14,12 @@ runner = CliRunner()
 
 
 def test_serve_llm_without_vllm_says_what_to_install():
-    proc = subprocess.run([sys.executable, "-m", "polar.cli", "serve-llm", "--engine", "vllm",
+    proc = subprocess.run([sys.executable, "-m", "polar", "serve-llm", "--engine", "vllm",
                            "Qwen/Qwen2.5-0.5B-Instruct"], capture_output=True, text=True)
     assert proc.returncode == 2
     assert "ServeError" in proc.stderr and "pip install 'polar[vllm]'" in proc.stderr
     # a hub id is not a local model: only vLLM fetches one
-    proc = subprocess.run([sys.executable, "-m", "polar.cli", "serve-llm", "Qwen/Qwen2.5-0.5B-Instruct"],
+    proc = subprocess.run([sys.executable, "-m", "polar", "serve-llm", "Qwen/Qwen2.5-0.5B-Instruct"],
                           capture_output=True, text=True)
     assert proc.returncode == 2 and "served only by --engine vllm" in proc.stderr
 
@@ -60,6 +60,6 @@ def test_export_keeps_only_successful_episodes_when_asked(tmp_path):
 
 
 def test_export_of_a_missing_record_is_a_clear_error(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "polar.cli", "llm", "export", str(tmp_path / "none.jsonl"),
+    proc = subprocess.run([sys.executable, "-m", "polar", "llm", "export", str(tmp_path / "none.jsonl"),
                            "--out", str(tmp_path / "d.jsonl")], capture_output=True, text=True)
     assert proc.returncode == 2 and "none.jsonl: call record not found" in proc.stderr

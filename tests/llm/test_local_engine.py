@@ -26,7 +26,7 @@ HARNESS = "minigrid:MiniGrid-DoorKey-8x8-v0"
 
 
 def polar(args: list[str], cwd: Path, env: dict[str, str], timeout: float = 400) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "polar.cli", *args], cwd=cwd, env=env, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "polar", *args], cwd=cwd, env=env, capture_output=True,
                           text=True, timeout=timeout)
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from polar.agent import Agent, AgentSettings
-from polar.cli import app
+from polar.commands.app import app
 from polar.harnesses.registry import make_harness
 from polar.llm.dataset import read_info, read_split
 from polar.planners.dataset import build_dataset

@@ -161,7 +161,7 @@ def test_polar_task_on_a_maze_without_planner_reaches_the_goal_with_the_shipped_
     from pathlib import Path
 
     repo = Path(__file__).resolve().parents[2]
-    r = subprocess.run([sys.executable, "-m", "polar.cli", "task", "go to the goal", "--harness",
+    r = subprocess.run([sys.executable, "-m", "polar", "task", "go to the goal", "--harness",
                         "maze:PointMaze_Large-v3", "--seed", "3", "--out", str(tmp_path / "run")],
                        capture_output=True, text=True, cwd=tmp_path, timeout=120,
                        env={**os.environ, "POLAR_SKILLS": str(repo / "skills")})

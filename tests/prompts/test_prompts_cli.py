@@ -7,7 +7,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from polar.cli import app
+from polar.commands.app import app
 
 ROOT = Path(__file__).resolve().parents[2]
 runner = CliRunner()
@@ -26,7 +26,7 @@ def test_list_show_render():
 def test_render_with_missing_variable_exits_with_the_name(tmp_path):
     ctx = tmp_path / "vars.json"
     ctx.write_text(json.dumps({"mode": "skill"}))
-    proc = subprocess.run([sys.executable, "-m", "polar.cli", "prompts", "render", "planner_system",
+    proc = subprocess.run([sys.executable, "-m", "polar", "prompts", "render", "planner_system",
                            "--context", str(ctx)], capture_output=True, text=True, cwd=tmp_path)
     assert proc.returncode == 2
     assert "TemplateError" in proc.stderr and "missing input(s): allowed_kinds" in proc.stderr

@@ -10,8 +10,8 @@ from safetensors.torch import load_file, save_file
 from polar.errors import PolarError
 from polar.rl.config import NetworkConfig
 from polar.rl.policy import Policy, load_policy, make_policy
-from polar.rl.ppo_policy import PPOPolicy
-from polar.rl.sac_policy import SACPolicy
+from polar.rl.ppo.ppo_policy import PPOPolicy
+from polar.rl.sac.sac_policy import SACPolicy
 
 
 def _goal_space():
@@ -154,7 +154,7 @@ def test_undeclared_uint8_image_is_read_as_pixels():
 
 def test_index_grid_is_declared_by_the_harness_spec():
     from polar.harnesses.registry import make_harness_env as make_env
-    from polar.rl.observations import declared_kinds
+    from polar.rl.common.observations import declared_kinds
 
     assert declared_kinds(make_env("minigrid:MiniGrid-Empty-5x5-v0")) == {"image": "index_grid"}
     assert declared_kinds(make_env("minigrid:MiniGrid-Empty-5x5-v0", rgb=True)) == {"image": "image"}

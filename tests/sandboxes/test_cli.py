@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-CLI = [sys.executable, "-m", "polar.cli", "sandbox"]
+CLI = [sys.executable, "-m", "polar", "sandbox"]
 
 
 def _run(*args: str) -> subprocess.CompletedProcess:

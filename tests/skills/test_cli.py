@@ -15,7 +15,7 @@ DOORKEY = "minigrid:MiniGrid-DoorKey-5x5-v0"
 
 
 def polar(*args: str, lib: Path, check: bool = True) -> subprocess.CompletedProcess:
-    p = subprocess.run([sys.executable, "-m", "polar.cli", "skills", *args, "-L", str(lib)], cwd=ROOT,
+    p = subprocess.run([sys.executable, "-m", "polar", "skills", *args, "-L", str(lib)], cwd=ROOT,
                        capture_output=True, text=True, timeout=120)
     if check:
         assert p.returncode == 0, p.stdout + p.stderr
@@ -93,7 +93,7 @@ def test_register_checks_the_manifest_before_touching_the_library(tmp_path: Path
     assert "m.yaml: features.fn: cannot import 'polar.skills.nowhere:f'" in " ".join(p.stderr.split())
     assert not (tmp_path / "skills").exists()
     manifest.write_text("name: fromfile\ndescription: d\ntermination: {predicates: [at(goal)]}\n")
-    out = polar("register", str(run_dir), "--manifest", str(manifest), "--json", lib=tmp_path / "skills")
+    out = polar("register", str(run_dir), "--manifest", str(manifest), "--any-harness", "--json", lib=tmp_path / "skills")
     assert json.loads(out.stdout)["ref"] == "fromfile@1"  # the name comes from the manifest
 
 
@@ -134,7 +134,7 @@ def test_register_stochastic_or_deterministic(tmp_path: Path) -> None:
     run_dir = tmp_path / "run"
     tiny_policy(obs_space=h.observation_space, act_space=h.action_space).save(run_dir)
     h.close()
-    common = ["--description", "d", "--termination", "at(goal)", "--env-steps", "10", "--json"]
+    common = ["--description", "d", "--termination", "at(goal)", "--env-steps", "10", "--harness", DOORKEY, "--json"]
     sampled = json.loads(polar("register", str(run_dir), "--name", "s", "--stochastic", *common, lib=lib).stdout)
     greedy = json.loads(polar("register", str(run_dir), "--name", "g", "--deterministic", *common, lib=lib).stdout)
     default = json.loads(polar("register", str(run_dir), "--name", "d", *common, lib=lib).stdout)

@@ -170,7 +170,7 @@ def test_recipe_validates_and_her_reward_is_the_env_reward():
     """The recipe's HER reward (sparse, threshold 0.45) is the env's own reward."""
     import polar.rl.config as rl_config
     from polar.config import load_yaml
-    from polar.rl.buffers import goal_reward_fn
+    from polar.rl.common.her import goal_reward_fn
 
     recipes = Path(__file__).resolve().parents[2] / "skills" / "recipes"
     cfg = load_yaml(recipes / "reach.yaml", rl_config.TrainConfig)

@@ -223,5 +223,25 @@ def test_a_policy_bug_is_the_skills_failure_not_the_harness(library: SkillLibrar
         "    return obs\n")
     skill, _ = _policy_skill(library, h, features={"fn": "hooks.buggy:features"}, step_budget=10)
     out = run_skill(skill, h, {}, obs=obs).outcome
-    assert not out.success and out.cause == "skill-failure" and out.harness_error is None
-    assert out.reason.startswith("policy error: KeyError") and out.steps == 2
+    assert not out.success and out.cause == "skill-error" and out.harness_error is None
+    assert out.reason.startswith("skill-error: KeyError") and out.steps == 2 and out.error_type == "KeyError"
+
+
+def test_a_termination_check_that_raises_is_a_skill_error_after_the_steps_it_took(library: SkillLibrary,
+                                                                                  doorkey) -> None:
+    h, obs = doorkey
+    (library.root / "hooks").mkdir(parents=True)
+    (library.root / "hooks" / "check.py").write_text(
+        "CALLS = []\n"
+        "def done(state, args, obs, info):\n"
+        "    CALLS.append(state)\n"
+        "    if len(CALLS) == 3:\n"
+        "        raise ValueError('x' * 1000)\n"
+        "    return False\n")
+    # no termination predicate: the check alone decides; it runs before the first step and
+    # after each, and raises after the second
+    skill, _ = _policy_skill(library, h, termination={"check": "hooks.check:done"}, step_budget=10)
+    out = run_skill(skill, h, {}, obs=obs).outcome
+    assert not out.success and out.cause == "skill-error" and out.error_type == "ValueError"
+    assert out.steps == 2 and out.reason.startswith("skill-error: ValueError: xxx")
+    assert out.reason.endswith("... (1000 characters)") and len(out.reason) < 400

@@ -126,6 +126,7 @@ class ConnectorHarness(Harness):
     def _build_spec(self, reply: dict[str, Any], description: str | None) -> HarnessSpec:
         fields = {k: reply[k] for k in ("observation_space", "action_space", "action_meanings",
                                         "reward_range", "max_steps", "reports_success",
+                                        "reward_marks_success", "done_action",
                                         "predicate_vocabulary") if reply.get(k) is not None}
         text = description or reply.get("description") or f"Out-of-process game {self.config.command}"
         extra = {"connector": {"transport": self.config.transport, "kwargs": self.game_kwargs}}

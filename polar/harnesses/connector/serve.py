@@ -7,8 +7,8 @@ A wrapped game is any class (or factory) whose instances have:
     step(action) -> (obs, reward, terminated, truncated, info)
 
 and optionally `action_meanings`, `max_steps`, `reward_range`, `reports_success`,
-`predicate_vocabulary`, `description`, `symbolic() -> dict` (a SymbolicState as plain data),
-`render_text(obs) -> str` (the observation as a planner should read it) and `close()`. The harness's `kwargs` arrive with the first (`spec`) request and are passed
+`reward_marks_success`, `done_action`, `predicate_vocabulary`, `description`,
+`symbolic() -> dict` (a SymbolicState as plain data), `render_text(obs) -> str` (the observation as a planner should read it) and `close()`. The harness's `kwargs` arrive with the first (`spec`) request and are passed
 to the factory, so one script serves every configuration of the game.
 """
 
@@ -37,7 +37,7 @@ from polar.harnesses.spaces import space_to_spec
 from polar.wire import DEFAULT_MAX_FRAME, ChannelClosed, FramedChannel, FrameTooLarge
 
 _OPTIONAL_SPEC_FIELDS = ("action_meanings", "max_steps", "reward_range", "reports_success",
-                         "predicate_vocabulary", "description")
+                         "reward_marks_success", "done_action", "predicate_vocabulary", "description")
 
 
 def _error(text: str) -> dict[str, Any]:
