@@ -48,8 +48,8 @@ sys.path.insert(0, str(REPO))
 from polar import ownership  # noqa: E402
 from polar.llm import serve  # noqa: E402
 
-# the `polar` command as a module: `python -m polar` (polar/__main__.py), or polar.cli before it
-POLAR = "polar" if (REPO / "polar" / "__main__.py").exists() else "polar.cli"
+# the `polar` command as a module: `python -m polar` (polar/__main__.py)
+POLAR = "polar"
 TASK = "use the key to open the door and then get to the goal"
 HARNESS = "minigrid:MiniGrid-DoorKey-8x8-v0"
 DEFAULT_TESTS = ["tests/llm/test_serve_ownership.py", "tests/llm/test_serve_busy.py", "tests/llm/test_serve_death.py",

@@ -60,6 +60,9 @@ for _name in CLI_MODULES:
 
 
 def main() -> None:
+    from polar.ownership import run_id
+
+    run_id()  # one run id for this command and every process it starts (servers, Ray workers)
     try:
         app()
     except PolarError as err:
