@@ -169,7 +169,7 @@ class RLRun:
     """One run folder: its config, what finished (state.json), and the stages."""
 
     def __init__(self, cfg: RLConfig, out: str | Path, progress: bool = True) -> None:
-        self.cfg, self.out, self.progress = cfg, Path(out), progress
+        self.cfg, self.out, self.progress = cfg, Path(out).resolve(), progress  # paths in state.json: absolute
         self.out.mkdir(parents=True, exist_ok=True)
         path = self.out / STATE_FILE
         self.state: dict[str, Any] = json.loads(path.read_text()) if path.exists() else {}
@@ -371,11 +371,11 @@ class RLRun:
                 "episodes_total": sum(b["episodes"] for b in before if b), "wall_total_s": sum(walls),
                 "success": s["success"], "mean_return": s["mean_return"], "episodes": s["episodes"],
                 "groups_used": s.get("groups_used", 0), "groups_dropped": s.get("groups_dropped_zero_std", 0),
-                "rollouts": s.get("rollouts", 0), "kl": u.get("kl", float("nan")), "clip_frac": u.get("clip_frac", float("nan")),
-                "loss": u.get("loss", float("nan")), "sample_tokens_per_s": s["sampled_tokens_per_s"],
-                "train_tokens_per_s": u.get("tokens_per_s", float("nan")), "sample_s": s["wall_s"],
-                "update_s": u["wall_s"], "convert_s": c["wall_s"], "eval_success": ev["success"] if ev else float("nan"),
-                "model": c["model"]}
+                "rollouts": s.get("rollouts", 0), "kl": u.get("kl"), "clip_frac": u.get("clip_frac"),
+                "loss": u.get("loss"), "sample_tokens_per_s": s["sampled_tokens_per_s"],
+                "train_tokens_per_s": u.get("tokens_per_s"), "sample_s": s["wall_s"],
+                "update_s": u["wall_s"], "convert_s": c["wall_s"], "eval_success": ev["success"] if ev else None,
+                "model": c["model"]}  # None: no update (or no evaluation) this iteration
 
     def run(self, iterations: int | None = None) -> dict[str, Any]:
         from polar.rl.runlog import RunLog
@@ -400,7 +400,7 @@ class RLRun:
                 if self.eval_due(it) and self.done(it, "eval") is None:
                     self.eval_stage(it, self.done(it, "convert")["model"])
                 row = self.row(it)
-                log.write({k: v for k, v in row.items() if k != "model"})
+                log.write({k: v for k, v in row.items() if k != "model" and v is not None})
                 log.flush()
                 _print_row(row, header=it == 1 or not any(self.done(j, "log") for j in range(1, it)))
                 self.state["logged"] = {"rows": log.rows, "events": log.events}
@@ -429,7 +429,8 @@ COLUMNS = [("iteration", "iter", "{:>4}"), ("episodes_total", "episodes", "{:>8}
 def _print_row(row: dict[str, Any], header: bool) -> None:
     if header:
         print("  ".join(f"{h:>{len(f.format(0))}}" for _k, h, f in COLUMNS), flush=True)
-    print("  ".join(f.format(row[k]) for k, _h, f in COLUMNS), flush=True)
+    print("  ".join(f.format(row[k]) if row[k] is not None else f"{'-':>{len(f.format(0))}}" for k, _h, f in COLUMNS),
+          flush=True)
 
 
 def rl(cfg: RLConfig, out: str | Path, *, iterations: int | None = None, progress: bool = True) -> dict[str, Any]:
