@@ -204,3 +204,28 @@ def test_a_run_killed_after_a_stage_resumes_from_it(tmp_path: Path, kill_after: 
     assert len((out / "metrics.jsonl").read_text().splitlines()) == 2  # one row per iteration, none twice
     assert "sample tok/s" in r.stdout  # the table's header, and a row per iteration run now
     assert len([ln for ln in r.stdout.splitlines() if ln.split()[:1] in (["1"], ["2"])]) == 2
+
+
+def test_finished_stages_are_not_run_again_and_a_row_written_before_a_kill_is_not_doubled(tmp_path: Path) -> None:
+    """Every stage of iteration 1 is recorded: the run only logs it (a stage that ran again would
+    start a server or load a model, and fail here: the recipe's model does not exist). A row
+    written to metrics.jsonl whose `log` stage was never recorded (a kill in between) is cut
+    and written once."""
+    pytest.importorskip("tensorboard")
+    cfg = RLConfig(model="no-such-model", name="t", tasks=[{"id": "minigrid:MiniGrid-DoorKey-5x5-v0"}], iterations=1)
+    run = RLRun(cfg, tmp_path, progress=False)
+    run.finish(0, "prepare", {"start_checkpoint": None, "wall_s": 1.0})
+    run.finish(1, "sample", {"model": "no-such-model", "per_task": {"DoorKey-5x5": [1, 2]}, "episodes": 2, "success": 0.5,
+                             "mean_return": 0.4, "env_steps": 30, "sampled_tokens_per_s": 3.0, "wall_s": 10.0,
+                             "rollouts": 9, "groups_used": 1})
+    run.finish(1, "update", {"steps": 2, "kl": 0.01, "tokens_per_s": 50.0, "wall_s": 5.0, "adapter": "a"})
+    run.finish(1, "convert", {"model": "m.gguf", "wall_s": 2.0})
+    (tmp_path / "metrics.jsonl").write_text('{"iteration": 1, "env_steps": 30}\n')  # written, then killed
+    res = RLRun(cfg, tmp_path, progress=False).run()
+    assert [r["iteration"] for r in res["rows"]] == [1] and res["rows"][0]["kl"] == 0.01
+    assert res["rows"][0]["wall_total_s"] == 17.0 and res["rows"][0]["eval_success"] is None
+    lines = (tmp_path / "metrics.jsonl").read_text().splitlines()
+    assert len(lines) == 1 and json.loads(lines[0])["success"] == 0.5
+    assert list((tmp_path / "tb").glob("events.out.tfevents.*"))
+    RLRun(cfg, tmp_path, progress=False).run()  # everything logged: nothing happens
+    assert len((tmp_path / "metrics.jsonl").read_text().splitlines()) == 1
