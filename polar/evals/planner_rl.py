@@ -355,9 +355,9 @@ class RLRun:
         success = sum(r["successes"] for r in rows) / max(sum(r["episodes"] for r in rows), 1)
         return self.finish(it, "eval", {"rows": rows, "success": success, "cost": cost})
 
-    def eval_due(self, it: int) -> bool:
+    def eval_due(self, it: int, last: int) -> bool:
         c = self.cfg
-        return bool(c.eval_tasks) and c.eval_every > 0 and (it % c.eval_every == 0 or it == c.iterations)
+        return bool(c.eval_tasks) and c.eval_every > 0 and (it % c.eval_every == 0 or it == last)
 
     # the loop -----------------------------------------------------------------------------
     def row(self, it: int) -> dict[str, Any]:
@@ -397,7 +397,7 @@ class RLRun:
                     self.update(it)
                 if self.done(it, "convert") is None:
                     self.convert(it)
-                if self.eval_due(it) and self.done(it, "eval") is None:
+                if self.eval_due(it, n) and self.done(it, "eval") is None:
                     self.eval_stage(it, self.done(it, "convert")["model"])
                 row = self.row(it)
                 log.write({k: v for k, v in row.items() if k != "model" and v is not None})
