@@ -405,6 +405,7 @@ class RLRun:
                 _print_row(row, header=it == 1 or not any(self.done(j, "log") for j in range(1, it)))
                 self.state["logged"] = {"rows": log.rows, "events": log.events}
                 self.finish(it, "log", {"row": row})
+                self.write_results()  # results.json follows the run: one more row per iteration
         finally:
             log.close()
         return self.write_results()
