@@ -134,6 +134,22 @@ def improve_cmd(
     typer.echo(f"results: {out / 'results.json'}")
 
 
+@llm_app.command("rl")
+def rl_cmd(
+    config: Annotated[Path, typer.Argument(help="An RL recipe (YAML, polar.evals.planner_rl.RLConfig): model, name, arm, tasks, group_size, groups, temperature, grpo ...")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="The run folder (state.json, iterations, results.json); the same --out resumes.")],
+    iterations: Annotated[int | None, typer.Option(help="Iterations (overrides the recipe's; may grow on resume).")] = None,
+) -> None:
+    """Policy-gradient RL of a planner model from its episodes' reward (GRPO over the exact
+    sampled tokens), or the same-budget reward-filtered SFT baseline (`arm: filtered-sft`):
+    sample -> update -> merge and convert -> serve, one table row per iteration; resumable."""
+    from polar.config import load_yaml
+    from polar.evals.planner_rl import RLConfig, rl
+
+    res = rl(load_yaml(config, RLConfig), out, iterations=iterations)
+    typer.echo(f"{len(res['rows'])} iterations; results: {out / 'results.json'}")
+
+
 @llm_app.command("ship")
 def ship_cmd(
     model: Annotated[str, typer.Argument(help="A registered model trained with LoRA (name or name@version).")],

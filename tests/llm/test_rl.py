@@ -1,0 +1,204 @@
+"""GRPO's objective on a tiny randomly initialised Llama (built here, no hub): group-relative
+advantages, the clipped ratio, the k3 KL (zero at the reference), the gradient's sign; and
+token faithfulness: the trainer's tokenizer against the server's, on a real llama.cpp server."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from polar.llm.rl import (
+    GRPOConfig,
+    GRPOTrainer,
+    Rollout,
+    TokenizationMismatch,
+    check_tokenizer,
+    group_advantages,
+    grpo_token_loss,
+    rollout_from_call,
+    sequence_logprobs,
+)
+from tests.llm.engine import free_port, require_engine, require_model
+
+
+def test_group_advantages_are_centred_scaled_and_zero_std_groups_dropped() -> None:
+    assert group_advantages([1.0, 0.0, 0.0, 1.0]) == [1.0, -1.0, -1.0, 1.0]
+    a = group_advantages([3.0, 1.0, 2.0])
+    assert a is not None and abs(sum(a)) < 1e-9 and abs(sum(x * x for x in a) / 3 - 1) < 1e-9
+    assert a[0] > a[2] > a[1]
+    assert group_advantages([1.0, 1.0, 1.0, 1.0]) is None  # all solved: nothing to compare
+    assert group_advantages([0.0, 0.0]) is None
+    assert group_advantages([1.0]) is None
+
+
+def test_the_ratio_is_clipped_where_it_would_overshoot() -> None:
+    import torch
+
+    eps = 0.2
+    # ratio e^0.5 = 1.65 > 1 + eps with a positive advantage: the clipped term wins, no gradient
+    logp = torch.zeros(3, requires_grad=True)
+    old = torch.full((3,), -0.5)
+    loss, s = grpo_token_loss(logp, old, logp.detach(), 1.0, eps, 0.0)
+    loss.backward()
+    assert math.isclose(float(loss.detach()), -(1 + eps), rel_tol=1e-6) and s["clip_frac"] == 1.0
+    assert float(logp.grad.abs().sum()) == 0.0
+    # the same ratio with a negative advantage is not clipped (the pessimistic min keeps r * A)
+    logp = torch.zeros(3, requires_grad=True)
+    loss, s = grpo_token_loss(logp, old, logp.detach(), -1.0, eps, 0.0)
+    loss.backward()
+    assert math.isclose(float(loss.detach()), math.exp(0.5), rel_tol=1e-6)
+    assert torch.allclose(logp.grad, torch.full((3,), math.exp(0.5) / 3))
+    # inside the clip range: the plain ratio, gradient -A * r / n per token
+    logp = torch.zeros(2, requires_grad=True)
+    loss, s = grpo_token_loss(logp, torch.full((2,), -0.1), logp.detach(), 2.0, eps, 0.0)
+    loss.backward()
+    assert s["clip_frac"] == 0.0 and torch.allclose(logp.grad, torch.full((2,), -2.0 * math.exp(0.1) / 2))
+
+
+def test_k3_kl_is_zero_at_the_reference_and_positive_away_from_it() -> None:
+    import torch
+
+    logp = torch.tensor([-1.0, -2.0, -0.5])
+    _, s = grpo_token_loss(logp, logp, logp, 0.0, 0.2, 1.0)
+    assert s["kl"] == 0.0
+    _, s = grpo_token_loss(logp, logp, logp + torch.tensor([0.3, -0.3, 0.1]), 0.0, 0.2, 1.0)
+    d = torch.tensor([0.3, -0.3, 0.1])
+    assert math.isclose(s["kl"], float((torch.exp(d) - d - 1).mean()), rel_tol=1e-6) and s["kl"] > 0
+
+
+@pytest.fixture(scope="module")
+def tiny_llama(tmp_path_factory) -> Path:
+    """A 2-layer Llama with random weights and a 64-token vocabulary (no tokenizer needed:
+    the trainer scores token ids)."""
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    torch.manual_seed(0)
+    cfg = LlamaConfig(vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                      num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=128)
+    out = tmp_path_factory.mktemp("tiny-llama") / "ckpt"
+    LlamaForCausalLM(cfg).save_pretrained(out)
+    return out
+
+
+def _on_policy(trainer: GRPOTrainer, prompt: list[int], completion: list[int], advantage: float) -> Rollout:
+    import torch
+
+    with torch.no_grad():
+        lp = sequence_logprobs(trainer.model, prompt, completion)
+    return Rollout(prompt_ids=prompt, completion_ids=completion, sampler_logprobs=lp.tolist(), advantage=advantage)
+
+
+def test_a_step_raises_the_positive_sequence_and_lowers_the_negative_one(tiny_llama: Path, tmp_path: Path) -> None:
+    import torch
+
+    cfg = GRPOConfig(learning_rate=5e-3, kl_coef=0.04, minibatch=2, lora_layers=1, lora_r=4, lora_alpha=8, threads=1)
+    trainer = GRPOTrainer(tiny_llama, cfg)
+    up = _on_policy(trainer, [1, 2, 3, 4], [10, 11, 12], +1.0)
+    down = _on_policy(trainer, [1, 2, 3, 5], [20, 21], -1.0)
+    # the fresh adapter is zero: policy = reference, so the KL term starts at exactly 0
+    ref = trainer.reference_logprobs([up, down])
+    assert torch.equal(ref[0], torch.tensor(up.sampler_logprobs))
+    stats = trainer.update([up, down])
+    assert stats["steps"] == 1 and stats["kl"] == 0.0 and stats["clip_frac"] == 0.0
+    with torch.no_grad():
+        after_up = float(sequence_logprobs(trainer.model, up.prompt_ids, up.completion_ids).sum())
+        after_down = float(sequence_logprobs(trainer.model, down.prompt_ids, down.completion_ids).sum())
+    assert after_up > sum(up.sampler_logprobs) and after_down < sum(down.sampler_logprobs)
+    # the policy moved away from the reference: the next update sees a positive KL; the
+    # adapter and the optimizer state survive a save and a reload (the next iteration)
+    saved = trainer.save(tmp_path / "adapter")
+    assert (saved / "optimizer.pt").exists() and (saved / "adapter_config.json").exists()
+    again = GRPOTrainer(tiny_llama, cfg, adapter=saved)
+    with torch.no_grad():
+        assert math.isclose(float(sequence_logprobs(again.model, up.prompt_ids, up.completion_ids).sum()),
+                            after_up, rel_tol=1e-5)
+    assert again.update([_on_policy(again, up.prompt_ids, up.completion_ids, 1.0)])["kl"] > 0
+    assert again.optimizer.state_dict()["state"]  # Adam's moments came back
+
+
+def test_lora_sits_on_the_top_layers_only(tiny_llama: Path) -> None:
+    trainer = GRPOTrainer(tiny_llama, GRPOConfig(lora_layers=1, lora_r=2, lora_alpha=4))
+    names = [n for n, p in trainer.model.named_parameters() if p.requires_grad]
+    assert names and all(".layers.1." in n and "lora_" in n for n in names)
+    assert {n.split(".")[-4] for n in names} == {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"}
+
+
+# --- token faithfulness --------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def smollm_tok():
+    require_model("smollm2-135m")
+    from polar.llm.finetune import load_tokenizer
+
+    return load_tokenizer("smollm2-135m")
+
+
+def _call(tok, reply: str, **kw):  # noqa: ANN001, ANN202
+    from polar.llm.record import CallRecord
+
+    messages = [{"role": "system", "content": "Plan."}, {"role": "user", "content": "Goal: at(goal)"}]
+    ids = tok(reply, add_special_tokens=False)["input_ids"]
+    prompt = tok.apply_chat_template(messages, add_generation_prompt=True, tokenize=True)
+    n_prompt = len(prompt if isinstance(prompt, list) else prompt["input_ids"])
+    fields = {"call_id": "c1", "time": 0.0, "model": "m", "messages": messages, "reply": reply,
+              "prompt_tokens": n_prompt, "completion_tokens": len(ids), "token_ids": ids, "token_ids_source": "sampled",
+              "logprobs": {"content": [{"token": tok.decode([i]), "logprob": -0.1} for i in ids]}}
+    return CallRecord.model_validate(fields | kw)
+
+
+def test_a_call_becomes_the_exact_sampled_tokens(smollm_tok) -> None:
+    call = _call(smollm_tok, '{"decision": {"kind": "finish", "success": true}}')
+    r = rollout_from_call(smollm_tok, call, 0.5)
+    assert r is not None and r.completion_ids == call.token_ids and len(r.prompt_ids) == call.prompt_tokens
+    assert r.sampler_logprobs == [-0.1] * len(call.token_ids) and r.advantage == 0.5
+    # ids re-tokenised from the text are not the sampled ones: not scored (the caller counts it)
+    assert rollout_from_call(smollm_tok, call.model_copy(update={"token_ids_source": "server-tokenizer"}), 1.0) is None
+
+
+def test_a_tokenisation_mismatch_is_an_error(smollm_tok) -> None:
+    call = _call(smollm_tok, '{"decision": {"kind": "finish", "success": true}}')
+    with pytest.raises(TokenizationMismatch, match=r"call c1: the trainer's chat template gives a \d+-token prompt, "
+                                                   r"the server counted \d+"):
+        rollout_from_call(smollm_tok, call.model_copy(update={"prompt_tokens": call.prompt_tokens + 1}), 1.0)
+    other = list(call.token_ids)
+    other[2] = other[2] + 1
+    with pytest.raises(TokenizationMismatch, match="call c1: its sampled token ids decode to"):
+        rollout_from_call(smollm_tok, call.model_copy(update={"token_ids": other}), 1.0)
+
+    def shifted(text: str) -> list[int]:  # a server whose vocabulary is another model's
+        return [i + 1 for i in smollm_tok(text, add_special_tokens=False)["input_ids"]]
+
+    with pytest.raises(TokenizationMismatch, match="split the probe string differently: .* first difference at token 0"):
+        check_tokenizer(smollm_tok, shifted)
+
+
+@pytest.mark.timeout(600)
+def test_the_served_models_tokenizer_matches_the_trainers(smollm_tok, tmp_path, monkeypatch) -> None:
+    """A real llama.cpp server: its /extras/tokenize splits the probe as the trainer does, and a
+    real sampled call's prompt length and token ids pass the per-call checks."""
+    require_engine()
+    monkeypatch.setenv("POLAR_CACHE_DIR", str(tmp_path / "cache"))
+    from polar.llm.client import LLMClient
+    from polar.llm.record import CallRecorder, read_records
+    from polar.llm.serve import ServerSettings, ensure_server, stop
+    from polar.llm.settings import LLMSettings
+    from polar.llm.tokens import ServerTokenizer
+
+    server = ServerSettings(model="smollm2-135m", port=free_port(), threads=1, n_ctx=512)
+    try:
+        ensure_server(server, lambda m: None)
+        check_tokenizer(smollm_tok, ServerTokenizer(server.api_base).tokenize)
+        settings = LLMSettings(model="openai/smollm2-135m", api_base=server.api_base, server=server, logprobs=True,
+                               top_logprobs=1, tokenizer="server", temperature=1.0, max_tokens=12)
+        client = LLMClient(settings, recorder=CallRecorder(tmp_path / "calls.jsonl"))
+        client.complete([{"role": "system", "content": "You plan."}, {"role": "user", "content": "Say a JSON object."}])
+    finally:
+        stop(server.host, server.port)
+    call = read_records(tmp_path / "calls.jsonl")[0]
+    r = rollout_from_call(smollm_tok, call, 1.0)
+    assert r is not None, f"no sampled ids: {call.token_ids_source}"
+    assert len(r.prompt_ids) == call.prompt_tokens and r.completion_ids == call.token_ids
