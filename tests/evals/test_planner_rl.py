@@ -165,7 +165,7 @@ def test_a_run_killed_after_a_stage_resumes_from_it(tmp_path: Path, kill_after: 
     out = tmp_path / "run"
     env = {**os.environ, "PYTHONPATH": str(REPO), "POLAR_SKILLS": str(REPO / "skills"),
            "POLAR_MODELS": str(tmp_path / "models.json")}
-    cmd = [sys.executable, "-m", "polar.cli", "llm", "rl", str(tmp_path / "rl.yaml"), "--out", str(out)]
+    cmd = [sys.executable, "-m", "polar", "llm", "rl", str(tmp_path / "rl.yaml"), "--out", str(out)]
     log = (tmp_path / "first.log").open("w")
     proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     deadline = time.time() + 2400
@@ -184,7 +184,7 @@ def test_a_run_killed_after_a_stage_resumes_from_it(tmp_path: Path, kill_after: 
     mtimes = {f: f.stat().st_mtime_ns for f in out.rglob("*") if f.is_file() and f.name != "state.json"
               and "/tb/" not in str(f) and f.name != "metrics.jsonl"}
     r = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=2400)
-    subprocess.run([sys.executable, "-m", "polar.cli", "serve-llm", "--stop", "--port", str(port)], env=env, cwd=REPO,
+    subprocess.run([sys.executable, "-m", "polar", "serve-llm", "--stop", "--port", str(port)], env=env, cwd=REPO,
                    capture_output=True)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     after = _stages(out)
