@@ -378,7 +378,7 @@ class RLRun:
                 "model": c["model"]}  # None: no update (or no evaluation) this iteration
 
     def run(self, iterations: int | None = None) -> dict[str, Any]:
-        from polar.rl.runlog import RunLog
+        from polar.rl.common.runlog import RunLog
 
         n = iterations or self.cfg.iterations
         self.prepare()
