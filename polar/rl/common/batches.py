@@ -101,6 +101,12 @@ class Transitions(NamedTuple):
     def num_transitions(self) -> int:
         return int(self.valid.sum())
 
+    def empty_like(self) -> Transitions:
+        """A batch of this shape with no valid transition and no episode: the stand-in for a
+        lost Ray worker's columns (the replay buffer stores none of it)."""
+        return self._replace(valid=np.zeros_like(self.valid), terminated=np.zeros_like(self.terminated),
+                             truncated=np.zeros_like(self.truncated), stats=EpisodeStats())
+
     @staticmethod
     def concat(batches: list[Transitions]) -> Transitions:
         """Worker batches [T, N_w] -> one batch [T, sum N_w]: each env stays one column."""

@@ -32,7 +32,7 @@ class SACAlgorithm:
         with self.timer("env"):
             # Workers return chunks; updates follow at the same ratio per env step as serial.
             steps = self.c.worker_steps if source.workers else 1
-            return Transitions.concat(source.collect(collect.collect, steps, warmup))
+            return Transitions.concat(source.collect(collect.collect, steps, warmup, pad=Transitions.empty_like))
 
     def update(self, batch: Transitions, before: int, env_steps: int, updates: int) -> Update:
         c = self.c
