@@ -1,0 +1,97 @@
+"""The learner on the GPU against this CPU (issue 45 item 2), side by side where CUDA exists.
+
+    .venv/bin/python benchmarks/rl_device.py [--steps 8192] [--improve CONFIG.yaml]
+
+1. PPO on a pixel harness (MiniGrid-Empty-8x8 with `rgb: true`: the agent's 7x7 view as
+   56x56x3 pixels, a Nature-CNN policy; 8 envs x 128 steps per update): `polar train`'s
+   trainer run with `device: cpu`, then with `device: cuda`; reported: env steps per second
+   over the whole run (rollouts on the CPU policy, updates on the learner's device) and the
+   seconds spent in updates.
+2. One planner-RL iteration (`polar llm improve`, one round: sample episodes with the
+   current model, filter by reward, fine-tune, register), given an improve config with
+   `--improve`; the round's fine-tune runs with `finetune.device: cpu`, then `cuda` (the
+   sampling server is the same for both). Reported: the round's wall time.
+
+Without CUDA only the CPU figures are printed, with a line saying that CUDA is absent.
+Writes nothing; prints one JSON object per measurement.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+
+def ppo_pixels(device: str, steps: int, seed: int) -> dict[str, float | str]:
+    from polar.rl.config import TrainConfig
+    from polar.rl.trainer import Trainer
+
+    cfg = TrainConfig(harness="minigrid:MiniGrid-Empty-8x8-v0", harness_kwargs={"rgb": True}, steps=steps,
+                      seed=seed, device=device, progress=False, eval_episodes=1,
+                      network={"shared": True, "activation": "relu"},
+                      ppo={"num_envs": 8, "num_steps": 128, "num_minibatches": 4, "update_epochs": 4})
+    with tempfile.TemporaryDirectory() as out:
+        t = Trainer(cfg, out)
+        update_s = [0.0]
+        update = t.algo.update
+
+        def timed_update(*a):  # the update's own time (its metrics are read back: synchronised)
+            u0 = time.perf_counter()
+            r = update(*a)
+            update_s[0] += time.perf_counter() - u0
+            return r
+
+        t.algo.update = timed_update
+        t0 = time.perf_counter()
+        t._train(None)  # the training loop only: no final evaluation or files
+        wall = time.perf_counter() - t0
+    return {"measure": "ppo_pixels", "device": str(t.device), "env_steps": t.env_steps,
+            "wall_s": round(wall, 2), "env_steps_per_s": round(t.env_steps / wall, 1),
+            "update_s": round(update_s[0], 2)}
+
+
+def improve_round(config: Path, device: str) -> dict[str, float | str]:
+    from polar.config import read_mapping, validate
+    from polar.evals.improve import ImproveConfig, improve
+
+    data = read_mapping(config)
+    data |= {"rounds": 1, "name": f"{data['name']}-bench-{device}",
+             "finetune": {**data.get("finetune", {}), "device": device}}
+    cfg = validate(ImproveConfig, data, str(config))
+    with tempfile.TemporaryDirectory() as out:
+        t0 = time.perf_counter()
+        improve(cfg, out, evaluate_start=False)
+        wall = time.perf_counter() - t0
+    return {"measure": "planner_rl_round", "device": device, "wall_s": round(wall, 1)}
+
+
+def main() -> None:
+    import torch
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--steps", type=int, default=8192, help="PPO env steps per device")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--improve", type=Path, help="an improve config (polar llm improve) for the planner-RL round")
+    args = ap.parse_args()
+    devices = ["cpu", "cuda"] if torch.cuda.is_available() else ["cpu"]
+    if len(devices) == 1:
+        print("CUDA is absent (torch sees no GPU): CPU figures only", flush=True)
+    else:
+        print(f"CUDA: {torch.cuda.get_device_name(0)}", flush=True)
+    for dev in devices:
+        print(json.dumps(ppo_pixels(dev, args.steps, args.seed)), flush=True)
+    if args.improve is None:
+        print("planner-RL round: skipped (give --improve CONFIG, an improve config with its models installed)")
+        return
+    for dev in devices:
+        print(json.dumps(improve_round(args.improve, dev)), flush=True)
+
+
+if __name__ == "__main__":
+    main()
