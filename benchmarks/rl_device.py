@@ -13,7 +13,8 @@
    sampling server is the same for both). Reported: the round's wall time.
 
 Without CUDA only the CPU figures are printed, with a line saying that CUDA is absent.
-Writes nothing; prints one JSON object per measurement.
+Prints one JSON object per measurement and writes benchmarks/results/rl_device.json
+(benchmarks/README.md): each device's figures, and CUDA's speed-up over the CPU where both ran.
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_results import Figure, script_command, write_result  # noqa: E402
 
 
 def ppo_pixels(device: str, steps: int, seed: int) -> dict[str, float | str]:
@@ -84,13 +87,25 @@ def main() -> None:
         print("CUDA is absent (torch sees no GPU): CPU figures only", flush=True)
     else:
         print(f"CUDA: {torch.cuda.get_device_name(0)}", flush=True)
+    ppo, rounds = {}, {}
     for dev in devices:
-        print(json.dumps(ppo_pixels(dev, args.steps, args.seed)), flush=True)
+        ppo[dev] = ppo_pixels(dev, args.steps, args.seed)
+        print(json.dumps(ppo[dev]), flush=True)
     if args.improve is None:
         print("planner-RL round: skipped (give --improve CONFIG, an improve config with its models installed)")
-        return
-    for dev in devices:
-        print(json.dumps(improve_round(args.improve, dev)), flush=True)
+    else:
+        for dev in devices:
+            rounds[dev] = improve_round(args.improve, dev)
+            print(json.dumps(rounds[dev]), flush=True)
+    figures = [Figure(f"PPO on pixels, env steps/s, learner on {d}", float(r["env_steps_per_s"]), "steps/s")
+               for d, r in ppo.items()]
+    figures += [Figure(f"one planner-RL round, fine-tune on {d}", float(r["wall_s"]), "s", better="lower")
+                for d, r in rounds.items()]
+    if "cuda" in ppo:
+        figures.append(Figure("PPO on pixels: CUDA learner / CPU learner, env steps/s",
+                              round(float(ppo["cuda"]["env_steps_per_s"]) / float(ppo["cpu"]["env_steps_per_s"]), 2), "x"))
+    write_result("rl_device", script_command("rl_device.py"), figures,
+                 details={"cuda": len(devices) == 2, "ppo_pixels": ppo, "planner_rl_round": rounds})
 
 
 if __name__ == "__main__":
