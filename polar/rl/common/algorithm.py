@@ -91,6 +91,15 @@ class Experience:
     rng: np.random.Generator  # the trainer's generator (serial runs)
     weights: Callable[[], Any]  # the current weights, put in Ray's object store
 
+    def renewed(self) -> list[int]:
+        """The worker slots whose actor was replaced since the last call: their envs began
+        afresh, so episodes that were running there ended unfinished."""
+        if self.pool is None or not self.pool.renewed:
+            return []
+        out = sorted(self.pool.renewed)
+        self.pool.renewed.clear()
+        return out
+
     @property
     def workers(self) -> int:
         return 0 if self.pool is None else len(self.pool.actors)

@@ -88,6 +88,7 @@ class WorkerPool:
         self.torch_threads = torch_threads
         self.replace_wait_s = replace_wait_s
         self.restarts = 0
+        self.renewed: set[int] = set()  # slots replaced since `Experience.renewed` last read them
         self.actors: list[Any] = []
         self._pending: dict[int, Any] = {}  # slot -> the `where` call that answers once its actor is up
         self.places: dict[int, str] = {}  # slot -> Ray node id of its live actor
@@ -119,6 +120,7 @@ class WorkerPool:
 
     def _replace(self, w: int, err: Exception) -> None:
         self.restarts += 1
+        self.renewed.add(w)
         log.warning("rollout worker %d died (%s); replacing it (restart %d)", w, type(err).__name__, self.restarts)
         self._spawn(w)
 

@@ -97,6 +97,7 @@ def test_sac_goes_on_without_a_lost_worker_until_its_replacement_is_up(tmp_path)
     t.hooks.append(kill_one)
     res = t.run()
     assert t.pool.restarts == 1 and calls[2][1] == 1
+    assert not t.pool.renewed  # SAC read the replaced slot (and ended its columns' episodes)
     assert calls[2][0] - calls[1][0] == 10  # one worker's chunk
     assert t.algo.replay.count[0] == 10 * len(calls) and t.algo.replay.count[1] < 10 * len(calls)
     assert res["env_steps"] == calls[-1][0] >= 200
