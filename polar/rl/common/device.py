@@ -25,9 +25,3 @@ def learner_device(choice: str, observation_kinds: dict[str, str]) -> torch.devi
         wants_gpu = "image" in observation_kinds.values()
         return torch.device(resolve_device("auto") if wants_gpu else "cpu")
     return torch.device(resolve_device(choice, "device"))
-
-
-def on_cpu(module: torch.nn.Module) -> bool:
-    """Whether `module`'s parameters are on the CPU (where the fast paths apply)."""
-    p = next(module.parameters(), None)
-    return p is None or p.device.type == "cpu"
