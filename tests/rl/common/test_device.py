@@ -127,3 +127,20 @@ def test_a_separate_learner_copy_trains_exactly_as_the_policy_itself(tmp_path):
            [{k: v for k, v in r.items() if k not in drop} for r in read(tmp_path / "two")]
     for a, b in zip(plain.policy.state_dict().values(), two.policy.state_dict().values(), strict=True):
         assert torch.equal(a, b)
+
+
+def test_polar_train_device_flag(tmp_path):
+    import yaml
+    from typer.testing import CliRunner
+
+    from polar.commands.app import app
+
+    runner = CliRunner()
+    args = ["train", "--harness", "gym:CartPole-v1", "--steps", "64", "--no-progress"]
+    ok = runner.invoke(app, [*args, "--device", "cpu", "--out", str(tmp_path / "a")])
+    assert ok.exit_code == 0, ok.output
+    assert yaml.safe_load((tmp_path / "a" / "config.yaml").read_text())["device"] == "cpu"
+    if not torch.cuda.is_available():
+        bad = runner.invoke(app, [*args, "--device", "cuda", "--out", str(tmp_path / "b")])
+        assert bad.exit_code != 0 and "device cuda: no CUDA GPU" in (bad.output + str(bad.exception))
+        assert not (tmp_path / "b" / "metrics.jsonl").exists()
