@@ -35,6 +35,7 @@ def test_run_survives_node_loss_and_grows_back_when_a_node_joins(tmp_path, monke
         if tr.updates == 2:
             # Room first (node c), then node b goes: its worker restarts on c at once.
             assert nodes["b"].node_id in pool.places.values()
+            pool.replace_wait_s = 120.0  # a loaded machine may take long to start a worker
             add("c")
             cluster.remove_node(nodes["b"])
         elif tr.updates == 4:
