@@ -15,7 +15,8 @@ ROOT = Path(__file__).resolve().parents[1] / "polar"
 # Lowest first. The command line (`polar.commands`) is the top layer: nothing imports it.
 LAYERS: list[set[str]] = [
     {"polar", "polar.wire", "polar.config", "polar.errors", "polar.episode", "polar.workspace",
-     "polar.statistics", "polar.predicates", "polar.files", "polar.console", "polar.ownership"},
+     "polar.statistics", "polar.predicates", "polar.files", "polar.console", "polar.ownership",
+     "polar.devices"},
     {"polar.harnesses", "polar.llm", "polar.prompts"},
     {"polar.rl", "polar.sandboxes", "polar.skills", "polar.planners"},
     {"polar.agent"},
@@ -28,6 +29,7 @@ SAME_LAYER: dict[str, set[str]] = {
     "polar.wire": {"polar.errors"},
     "polar.workspace": {"polar.errors"},
     "polar.episode": {"polar.files"},
+    "polar.devices": {"polar.errors"},
 }
 # Functions that build an object chosen at run time (a factory) may import it lazily from anywhere.
 FACTORY_FUNCTIONS: set[tuple[str, str]] = {

@@ -34,6 +34,9 @@ def train_cmd(
     eval_deterministic: bool | None = typer.Option(
         None, "--eval-deterministic/--eval-stochastic",
         help="Evaluate with the policy's most likely action (default) or with sampled actions."),
+    device: str | None = typer.Option(
+        None, "--device", help="The learner's device: auto (cuda for pixel policies where a GPU is "
+        "visible), cpu or cuda. With --resume: continue a run on another device."),
     no_progress: bool = typer.Option(False, "--no-progress", help="No progress bar."),
 ) -> None:
     """Train a policy. Flags override the config's fields. A run never writes into another
@@ -52,7 +55,7 @@ def train_cmd(
         from polar.rl.trainer import Trainer
 
         logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-        result = Trainer.resume(resume, progress=False if no_progress else None).run()
+        result = Trainer.resume(resume, progress=False if no_progress else None, device=device).run()
     else:
         data: dict[str, Any] = {}
         source = "command line"
@@ -61,7 +64,7 @@ def train_cmd(
             data = recipe_paths(read_mapping(path), path)  # its paths: against the recipe's folder
             source = str(path)
         overrides = {"algo": algo, "harness": harness, "steps": steps, "seed": seed, "workers": workers,
-                     "eval_deterministic": eval_deterministic}
+                     "eval_deterministic": eval_deterministic, "device": device}
         data |= {k: v for k, v in overrides.items() if v is not None}
         if no_progress:
             data["progress"] = False

@@ -27,6 +27,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from polar.config import StrictModel
+from polar.devices import resolve_device
 from polar.errors import ConfigError
 from polar.files import pause_point
 from polar.llm.dataset import Example, read_info, read_split
@@ -335,13 +336,7 @@ def _exact_ref(ref: str) -> str:
 
 
 def _device(choice: str) -> str:
-    import torch
-
-    if choice == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    if choice == "cuda" and not torch.cuda.is_available():
-        raise ConfigError("--device cuda: no CUDA GPU is visible to torch")
-    return choice
+    return resolve_device(choice, "--device")
 
 
 STOP_FILE = "stopped_by_wall_time.json"  # the step the wall-time budget ended training at

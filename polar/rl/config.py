@@ -52,6 +52,9 @@ class _RunConfig(StrictModel):
     address: str | None = None  # Ray cluster address; RAY_ADDRESS is honoured too
     object_store_mb: int = Field(200, ge=50)
     torch_threads: int = Field(1, ge=1)  # small nets: one thread beats two on a busy 2-core box
+    # The learner's device (updates, optimisers, targets); rollouts act on the CPU. auto: cuda
+    # where a GPU is visible and the policy reads pixel images, else cpu (polar/rl/common/device.py).
+    device: Literal["auto", "cpu", "cuda"] = "auto"
     # Flush subnormal floats to zero on the training thread, as TensorFlow's CPU runtime does:
     # Adam's moments of a dead ReLU unit decay through the subnormal range, where x86
     # arithmetic is far slower (an SAC Pendulum update: 0.79x the time; docs/training.md).

@@ -85,6 +85,10 @@ class Policy(nn.Module):
     implement `act_tensor` / `value_tensor` (normalised tensors in, algorithm actions out)
     and `env_action` (algorithm action -> what the env receives)."""
 
+    # Where the weights are: the CPU, except the trainer's learner copy under `device: cuda`
+    # (`to_device`); observations are moved here by `to_tensors`.
+    device: torch.device = torch.device("cpu")
+
     algo: ClassVar[str]
 
     def __init__(
@@ -155,8 +159,18 @@ class Policy(nn.Module):
                 self.norms[module_key(k)].update(v)
 
     def to_tensors(self, obs: dict[str, Any]) -> dict[str, torch.Tensor]:
-        """Batched canonical obs dict (numpy or tensors) -> raw tensors (not normalised)."""
-        return to_tensors(obs, self.observation_space, self.observation_kinds)
+        """Batched canonical obs dict (numpy or tensors) -> raw tensors (not normalised), on
+        this policy's device."""
+        t = to_tensors(obs, self.observation_space, self.observation_kinds)
+        if self.device.type == "cpu":
+            return t
+        return {k: v.to(self.device, non_blocking=True) for k, v in t.items()}
+
+    def to_device(self, device: torch.device | str) -> Policy:
+        """Move the weights to `device` (the learner's copy on a GPU; see polar/rl/common/device.py)."""
+        self.to(device)
+        self.device = torch.device(device)
+        return self
 
     def prepare(self, obs: dict[str, Any]) -> dict[str, torch.Tensor]:
         """Batched canonical obs dict (see observations.canonical_obs) -> normalised tensors."""

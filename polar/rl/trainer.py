@@ -4,6 +4,7 @@ TensorBoard, periodic deterministic evaluation, atomic checkpoints and exact ser
 
 from __future__ import annotations
 
+import copy
 import json
 import logging
 import math
@@ -25,6 +26,7 @@ from polar.files import atomic_write
 from polar.rl.common.algorithm import Algorithm, Experience
 from polar.rl.common.batches import EpisodeStats
 from polar.rl.common.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
+from polar.rl.common.device import learner_device
 from polar.rl.common.envs import make_training_env, make_vector_env
 from polar.rl.common.evaluate import evaluate_policy
 from polar.rl.common.observations import declared_kinds
@@ -82,9 +84,14 @@ class Trainer:
         self.rng = np.random.default_rng(cfg.seed)  # random actions of serial runs (warm-up, exploration)
         self.num_envs = cfg.section().num_envs
         obs_space, act_space, kinds = _probe(cfg)
+        # `policy` acts in rollouts and evaluation and is saved, always on the CPU; `learner` is
+        # what the algorithm updates: the same module, or its copy on the GPU (`device`).
         self.policy: Any = make_policy(cfg.algo, obs_space, act_space, cfg.network, cfg.normalize_obs, kinds)
+        self.device = learner_device(cfg.device, self.policy.observation_kinds)
+        self.learner: Any = (self.policy if self.device.type == "cpu"
+                             else copy.deepcopy(self.policy).to_device(self.device))
         self.timer = PhaseTimer()
-        self.algo: Algorithm = algorithm_spec(cfg.algo).algorithm_class()(self.policy, cfg, self.timer)
+        self.algo: Algorithm = algorithm_spec(cfg.algo).algorithm_class()(self.learner, cfg, self.timer)
         self.env_steps = 0
         self.updates = 0
         self.wall_s = 0.0
@@ -102,15 +109,19 @@ class Trainer:
     # ---- resume ------------------------------------------------------------------
 
     @classmethod
-    def resume(cls, out: str | Path, progress: bool | None = None) -> Trainer:
+    def resume(cls, out: str | Path, progress: bool | None = None, device: str | None = None) -> Trainer:
+        """`device` overrides the saved one (a run saved on a GPU continues on a CPU)."""
         out = Path(out)
         path = latest_checkpoint(out)
         policy, state, envs, replay = load_checkpoint(path)
         cfg = TrainConfig.model_validate(state["config"])
         if progress is not None:
             cfg = cfg.model_copy(update={"progress": progress})
+        if device is not None:
+            cfg = TrainConfig.model_validate(cfg.model_dump() | {"device": device})
         t = cls(cfg, out, resuming=True)
         t.policy.load_state_dict(policy.state_dict())
+        t._sync_learner()
         t.algo.load_state_dict(state["optim"])
         if replay is not None:
             t.algo.load_buffer_state(replay)
@@ -124,6 +135,8 @@ class Trainer:
         random.setstate(state["rng"]["python"])
         np.random.set_state(state["rng"]["numpy"])
         torch.set_rng_state(state["rng"]["torch"])
+        if "torch_cuda" in state["rng"] and t.device.type == "cuda":
+            torch.cuda.set_rng_state_all(state["rng"]["torch_cuda"])
         t.rng.bit_generator.state = state["rng"]["trainer"]
         t._envs_state = envs
         # What was logged after the checkpoint is replayed by the resumed run: cut it.
@@ -173,6 +186,17 @@ class Trainer:
                                    cfg.harness_kwargs, cfg.seed + 104_729 * self.updates,
                                    self.policy.config(), cfg.torch_threads)
 
+    def _sync_policy(self) -> None:
+        """After an update on the GPU: the CPU policy (rollouts, evaluation, saving) takes the
+        learner's weights and normaliser statistics."""
+        if self.learner is not self.policy:
+            self.policy.load_state_dict(self.learner.state_dict())
+
+    def _sync_learner(self) -> None:
+        """After loading the CPU policy (resume): the learner takes its weights."""
+        if self.learner is not self.policy:
+            self.learner.load_state_dict(self.policy.state_dict())
+
     def _weights_ref(self) -> Any:
         import ray
 
@@ -184,11 +208,12 @@ class Trainer:
             "config": self.cfg.model_dump(mode="json"),
             "algo": self.cfg.algo, "env_steps": self.env_steps, "updates": self.updates,
             "wall_s": self.wall_s, "next_eval": self.next_eval, "next_ckpt": self.next_ckpt,
-            "lr": self._lr(), "optim": self.algo.state_dict(), "final": self.final,
+            "lr": self._lr(), "optim": _on_cpu(self.algo.state_dict()), "final": self.final,
             "log_rows": self.runlog.rows, "log_events": self.runlog.events,
             "recent_returns": list(self.recent_returns), "recent_success": list(self.recent_success),
             "rng": {"python": random.getstate(), "numpy": np.random.get_state(),
-                    "torch": torch.get_rng_state(), "trainer": self.rng.bit_generator.state},
+                    "torch": torch.get_rng_state(), "trainer": self.rng.bit_generator.state}
+            | ({"torch_cuda": torch.cuda.get_rng_state_all()} if self.device.type == "cuda" else {}),
         }
 
     def checkpoint(self) -> Path:
@@ -310,7 +335,19 @@ class Trainer:
         self.env_steps += batch.num_transitions
         metrics, updates = self.algo.update(batch, before, self.env_steps, self.updates)
         self.updates += updates
+        self._sync_policy()
         return metrics
+
+
+def _on_cpu(state: Any) -> Any:
+    """A state dict with its tensors on the CPU: checkpoints load on any machine."""
+    if isinstance(state, torch.Tensor):
+        return state.cpu()
+    if isinstance(state, dict):
+        return {k: _on_cpu(v) for k, v in state.items()}
+    if isinstance(state, list):
+        return [_on_cpu(v) for v in state]
+    return state
 
 
 def _rows_up_to(path: Path, env_steps: int) -> int:

@@ -91,14 +91,31 @@ class Experience:
     rng: np.random.Generator  # the trainer's generator (serial runs)
     weights: Callable[[], Any]  # the current weights, put in Ray's object store
 
+    def renewed(self) -> list[int]:
+        """The worker slots whose actor was replaced since the last call: their envs began
+        afresh, so episodes that were running there ended unfinished."""
+        if self.pool is None or not self.pool.renewed:
+            return []
+        out = sorted(self.pool.renewed)
+        self.pool.renewed.clear()
+        return out
+
     @property
     def workers(self) -> int:
         return 0 if self.pool is None else len(self.pool.actors)
 
-    def collect(self, fn: Callable[..., Any], *args: Any) -> list[Any]:
-        """One batch per worker (one batch when serial)."""
+    def collect(self, fn: Callable[..., Any], *args: Any,
+                pad: Callable[[Any], Any] | None = None) -> list[Any]:
+        """One batch per worker that is up (one batch when serial). A worker slot with no live
+        actor (lost with its node, not yet replaced) gives no batch, or with `pad`
+        `pad(another worker's batch)`: one of the same shape holding no transitions, for
+        replay buffers, which keep a column per env of every configured worker."""
         if self.pool is not None:
-            return self.pool.collect(self.weights(), f"{fn.__module__}:{fn.__name__}", *args)
+            got = self.pool.collect(self.weights(), f"{fn.__module__}:{fn.__name__}", *args)
+            if pad is None:
+                return [b for b in got if b is not None]
+            some = next(b for b in got if b is not None)
+            return [pad(some) if b is None else b for b in got]
         assert self.collector is not None
         return [fn(self.policy, self.collector, self.rng, *args)]
 

@@ -59,6 +59,10 @@ class RolloutBatch(NamedTuple):
     def num_transitions(self) -> int:
         return int(self.valid.sum())
 
+    def to(self, device: torch.device) -> RolloutBatch:
+        """Every tensor on `device` (the learner's; the statistics stay as they are)."""
+        return _to_device(self, device)
+
     @staticmethod
     def concat(batches: list[RolloutBatch]) -> RolloutBatch:
         """Worker batches [T, N_w] -> one batch [T, sum N_w] (a memory [2, N_w, H]: [2, sum N_w, H])."""
@@ -101,6 +105,12 @@ class Transitions(NamedTuple):
     def num_transitions(self) -> int:
         return int(self.valid.sum())
 
+    def empty_like(self) -> Transitions:
+        """A batch of this shape with no valid transition and no episode: the stand-in for a
+        lost Ray worker's columns (the replay buffer stores none of it)."""
+        return self._replace(valid=np.zeros_like(self.valid), terminated=np.zeros_like(self.terminated),
+                             truncated=np.zeros_like(self.truncated), stats=EpisodeStats())
+
     @staticmethod
     def concat(batches: list[Transitions]) -> Transitions:
         """Worker batches [T, N_w] -> one batch [T, sum N_w]: each env stays one column."""
@@ -134,3 +144,19 @@ class ReplaySample(NamedTuple):
     rewards: torch.Tensor
     next_obs: dict[str, torch.Tensor]
     terminated: torch.Tensor  # float 0/1
+
+    def to(self, device: torch.device) -> ReplaySample:
+        """Every tensor on `device` (the learner's)."""
+        return _to_device(self, device)
+
+
+def _to_device(batch: Any, device: torch.device) -> Any:
+    """A batch NamedTuple with its tensors (and dicts of tensors) moved to `device`."""
+    def move(x: Any) -> Any:
+        if isinstance(x, torch.Tensor):
+            return x.to(device, non_blocking=True)
+        if isinstance(x, dict):
+            return {k: move(v) for k, v in x.items()}
+        return x
+
+    return type(batch)(*(move(x) for x in batch))

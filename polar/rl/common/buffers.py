@@ -107,6 +107,15 @@ class ReplayBuffer:
                              "use buffer_float: float32")
         return x
 
+    def end_episodes(self, columns: range | list[int]) -> None:
+        """End the running episode of these columns where it stands (their env is gone: a
+        Ray worker replaced), so HER never draws a goal across into the next env's episode."""
+        if self.her is None:
+            return
+        for c in columns:
+            if self.count[c] > self.episode_start[c]:
+                self._close_episode(int(c))
+
     def _close_episode(self, c: int) -> None:
         end = int(self.count[c])
         first = max(int(self.episode_start[c]), end - self.rows)  # still stored

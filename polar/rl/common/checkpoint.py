@@ -101,7 +101,8 @@ def latest_checkpoint(run_dir: Path) -> Path:
 def load_checkpoint(path: Path) -> tuple[Policy, dict[str, Any], Any | None, dict[str, Any] | None]:
     """(policy, state, envs or None, replay state or None)."""
     policy = Policy.load(path)
-    state = torch.load(path / "state.pt", weights_only=False)
+    # map_location: a checkpoint written on a GPU machine loads on a CPU-only one.
+    state = torch.load(path / "state.pt", weights_only=False, map_location="cpu")
     envs = None
     if (path / "envs.pkl").exists():
         with open(path / "envs.pkl", "rb") as f:

@@ -35,7 +35,7 @@ class DQNAlgorithm:
         # Step t of this collection starts after env_steps + t * (envs of all workers) transitions.
         eps = np.array([self.c.epsilon(env_steps + t * self.columns, self.steps) for t in range(self.c.train_freq)])
         with self.timer("env"):
-            return Transitions.concat(source.collect(collect.collect, eps, self.c.fast))
+            return Transitions.concat(source.collect(collect.collect, eps, self.c.fast, pad=Transitions.empty_like))
 
     def update(self, batch: Transitions, before: int, env_steps: int, updates: int) -> Update:
         c = self.c

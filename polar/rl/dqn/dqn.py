@@ -36,13 +36,17 @@ class DQN:
         self.target_params = list(self.target_q.parameters())
         self.optimizer = torch.optim.Adam(self.params, lr=cfg.learning_rate, fused=True)
         # The fast path (polar/rl/common/optim.py): the same clip and Adam step, less Python per step.
-        self._fast = FusedAdam(self.optimizer, self.params) if cfg.fast else None
-        self._grad = DQNGrad(policy, self.target_q) if cfg.fast and supported(policy) else None
+        # The fast paths are CPU code; a learner on a GPU takes autograd and Adam's fused step.
+        cpu = policy.device.type == "cpu"
+        self._fast = FusedAdam(self.optimizer, self.params) if cfg.fast and cpu else None
+        self._grad = DQNGrad(policy, self.target_q) if cfg.fast and supported(policy) and cpu else None
         self.updates = 0
 
     def update(self, batch: ReplaySample) -> dict[str, torch.Tensor]:
         """One gradient step. Returns detached scalar tensors (no sync per step)."""
         cfg, q_net = self.cfg, self.policy.q
+        if self.policy.device.type != "cpu":
+            batch = batch.to(self.policy.device)
         if self._grad is not None:
             loss, q = self._grad(batch, cfg.gamma, cfg.double)
             self._step()

@@ -31,8 +31,10 @@ class PPO:
         self.cfg = cfg
         self.params = list(policy.parameters())
         self.optimizer = torch.optim.Adam(self.params, lr=cfg.learning_rate, eps=1e-5, fused=True)
-        self._fast = FusedAdam(self.optimizer, self.params) if cfg.fused_adam else None
-        self._grad = PPOGrad(policy, cfg) if cfg.analytic_grad and supported(policy) else None
+        # The fast paths are CPU code; a learner on a GPU takes autograd and Adam's fused step.
+        cpu = policy.device.type == "cpu"
+        self._fast = FusedAdam(self.optimizer, self.params) if cfg.fused_adam and cpu else None
+        self._grad = PPOGrad(policy, cfg) if cfg.analytic_grad and supported(policy) and cpu else None
 
     def set_lr(self, lr: float) -> None:
         for g in self.optimizer.param_groups:
@@ -47,7 +49,7 @@ class PPO:
         keep = batch.valid.reshape(-1).nonzero().squeeze(-1)  # reset pseudo-steps never reach the loss
 
         def flat(x: torch.Tensor) -> torch.Tensor:
-            return x.reshape(-1, *x.shape[2:])[keep]
+            return x.reshape(-1, *x.shape[2:])[keep].to(policy.device)
 
         # prepare: the raw env observations as the rollout's policy.step read them (integer
         # vectors as floats, Discrete ids from 0), then normalised
@@ -102,7 +104,7 @@ class PPO:
             policy.update_normalizer(policy.to_tensors({k: v.reshape(-1, *v.shape[2:])[valid]
                                                         for k, v in batch.obs.items()}))
         out = {k: float(torch.cat([x.reshape(-1) for x in v]).mean()) for k, v in stats.items()}
-        y, pred = returns.numpy(), values.numpy()
+        y, pred = returns.cpu().numpy(), values.cpu().numpy()
         var_y = float(np.var(y))
         out["explained_variance"] = float("nan") if var_y == 0 else 1 - float(np.var(y - pred)) / var_y
         out["first_ratio_dev"] = first_ratio_dev or 0.0

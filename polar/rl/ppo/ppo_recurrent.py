@@ -27,7 +27,8 @@ class RecurrentPPO(PPO):
         T, N = batch.valid.shape
         adv_np, ret_np = compute_gae(batch.rewards.numpy(), batch.values.numpy(), batch.next_values.numpy(),
                                      batch.terminated.numpy(), batch.dones.numpy(), cfg.gamma, cfg.gae_lambda)
-        advantages, returns = torch.from_numpy(adv_np), torch.from_numpy(ret_np)
+        advantages, returns = torch.from_numpy(adv_np).to(policy.device), torch.from_numpy(ret_np).to(policy.device)
+        batch = batch.to(policy.device)
         obs = policy.prepare({k: v.reshape(T * N, *v.shape[2:]) for k, v in batch.obs.items()})
         obs = {k: v.reshape(T, N, *v.shape[1:]) for k, v in obs.items()}
         memory = batch.memory.clone()  # collected under inference mode; autograd needs a plain tensor

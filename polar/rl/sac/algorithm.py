@@ -32,7 +32,10 @@ class SACAlgorithm:
         with self.timer("env"):
             # Workers return chunks; updates follow at the same ratio per env step as serial.
             steps = self.c.worker_steps if source.workers else 1
-            return Transitions.concat(source.collect(collect.collect, steps, warmup))
+            batch = Transitions.concat(source.collect(collect.collect, steps, warmup, pad=Transitions.empty_like))
+        for w in source.renewed():  # a replaced worker's envs: their stored episodes end here
+            self.replay.end_episodes(range(w * self.num_envs, (w + 1) * self.num_envs))
+        return batch
 
     def update(self, batch: Transitions, before: int, env_steps: int, updates: int) -> Update:
         c = self.c

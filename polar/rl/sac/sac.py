@@ -41,18 +41,23 @@ class SAC:
         self.q_optimizer = torch.optim.Adam(self.q_params, lr=cfg.q_lr, fused=True)
         self.actor_optimizer = torch.optim.Adam(self.actor_params, lr=cfg.policy_lr, fused=True)
         self.target_entropy = -float(policy.act_dim)
-        self.log_alpha = torch.tensor(float(torch.tensor(cfg.alpha).log()), requires_grad=cfg.autotune)
+        self.log_alpha = torch.tensor(float(torch.tensor(cfg.alpha).log()), requires_grad=cfg.autotune,
+                                      device=policy.device)
         self.alpha_optimizer = torch.optim.Adam([self.log_alpha], lr=cfg.q_lr, fused=True) if cfg.autotune else None
         # The fast path (see polar/rl/common/optim.py): the same Adam steps, less Python per step.
-        self._steps = {id(opt): (FusedAdam(opt, opt.param_groups[0]["params"]) if cfg.fused_adam else None)
+        # The fast paths are CPU code; a learner on a GPU takes autograd and Adam's fused step.
+        cpu = policy.device.type == "cpu"
+        self._steps = {id(opt): (FusedAdam(opt, opt.param_groups[0]["params"]) if cfg.fused_adam and cpu else None)
                        for opt in (self.q_optimizer, self.actor_optimizer, self.alpha_optimizer) if opt is not None}
-        self._grad = SACGrad(policy, self.target_q) if cfg.analytic_grad and supported(policy) else None
+        self._grad = SACGrad(policy, self.target_q) if cfg.analytic_grad and supported(policy) and cpu else None
         self.updates = 0
         self.timer = timer or PhaseTimer()
 
     def update(self, batch: ReplaySample) -> dict[str, torch.Tensor]:
         """One gradient step. Returns detached scalar tensors (no sync per step)."""
         cfg, policy, timer, fast = self.cfg, self.policy, self.timer, self._grad
+        if policy.device.type != "cpu":
+            batch = batch.to(policy.device)
         obs, next_obs = policy.prepare(batch.obs), policy.prepare(batch.next_obs)
         if fast is not None:  # parameter-free encoders: the features stand for the observations
             x, next_x = policy.actor_enc(obs), policy.actor_enc(next_obs)

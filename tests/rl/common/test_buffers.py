@@ -144,3 +144,21 @@ def test_buffer_round_trips_through_a_checkpoint_bit_for_bit(tmp_path):
         for x, y in zip(a, b, strict=True):
             xs, ys = (x.values(), y.values()) if isinstance(x, dict) else ([x], [y])
             assert all(torch.equal(p, q) for p, q in zip(xs, ys, strict=True))
+
+
+def test_ending_a_columns_episode_keeps_her_goals_on_its_side():
+    # Column 1's env is replaced after 3 steps (a Ray worker lost): its stored episode ends
+    # there, so the new env's positions (100+) are never goals for the old transitions.
+    buf = ReplayBuffer(GOAL_SPACE, 2, capacity=40, columns=2, seed=3,
+                       her=HERConfig(k=10_000, reward="sparse", threshold=0.1))
+    fill(buf, [0, 0], 3, ends=set(), columns=2)
+    buf.end_episodes([1])
+    fill(buf, [3, 100], 3, ends=set(), columns=2)
+    s = buf.sample(4000)
+    kept = (s.obs["desired_goal"] == torch.as_tensor(FAR)).all(-1).numpy()
+    pos, col = s.obs["observation"][~kept, 0].numpy(), s.obs["observation"][~kept, 1].numpy()
+    goal = s.obs["desired_goal"][~kept, 0].numpy()
+    old = (col == 1) & (pos < 100)
+    assert old.any() and goal[old].max() == 3  # the old episode's own last achieved goal
+    assert goal[(col == 0) & (pos < 3)].max() == 6  # column 0's episode runs on
+    assert goal[(col == 1) & (pos >= 100)].min() >= 101

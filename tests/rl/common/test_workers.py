@@ -77,3 +77,27 @@ def test_recurrent_ppo_on_workers_keeps_each_envs_memory(tmp_path):
     rows = [json.loads(x) for x in (tmp_path / "metrics.jsonl").read_text().splitlines() if '"update"' in x]
     assert max(r["first_ratio_dev"] for r in rows) < 1e-5
     assert res["success_rate"] >= 0.95  # a policy without memory gets 0.5
+
+
+def test_sac_goes_on_without_a_lost_worker_until_its_replacement_is_up(tmp_path):
+    # replace_wait_s=0: the killed worker's replacement is not waited for, so the next call
+    # has one worker's batch; its columns in the replay buffer get no transitions meanwhile.
+    cfg = TrainConfig(algo="sac", harness="gym:Pendulum-v1", steps=200, workers=2, progress=False,
+                      eval_episodes=1, network=dict(hidden=[16], activation="relu"),
+                      sac=dict(num_envs=1, learning_starts=40, batch_size=16, worker_steps=10))
+    t = Trainer(cfg, tmp_path)
+    calls: list[tuple[int, int]] = []  # (env steps, workers up) after each call
+
+    def kill_one(tr: Trainer) -> None:
+        calls.append((tr.env_steps, len(tr.pool.up)))
+        if len(calls) == 2:
+            tr.pool.replace_wait_s = 0.0
+            ray.kill(tr.pool.actors[1], no_restart=True)
+
+    t.hooks.append(kill_one)
+    res = t.run()
+    assert t.pool.restarts == 1 and calls[2][1] == 1
+    assert not t.pool.renewed  # SAC read the replaced slot (and ended its columns' episodes)
+    assert calls[2][0] - calls[1][0] == 10  # one worker's chunk
+    assert t.algo.replay.count[0] == 10 * len(calls) and t.algo.replay.count[1] < 10 * len(calls)
+    assert res["env_steps"] == calls[-1][0] >= 200
