@@ -39,7 +39,8 @@ def task(
     planner: str = typer.Option(
         None, "--planner", "-p",
         help="Planner profile (path or name under planners/). Default: $POLAR_PLANNER, else 'symbolic' when "
-             "it parses the task, else 'local' (the embedded language model)."),
+             "it parses the whole task or the task restates the harness's goal, else 'polar-planner' (Polar's "
+             "trained planner), else 'local' (the base model) where the trained one cannot run."),
     seed: int = typer.Option(0, "--seed", min=0, help="Seed of the episode's reset."),
     out: Path = typer.Option(None, "--out", help="Folder for episode.json (default runs/task-<time>)."),
     skills: Path = typer.Option(None, "--skills", help="Skill library folder (default: the workspace's skills/ over the shipped library)."),
@@ -61,6 +62,7 @@ def task(
     from polar.errors import LLMError
     from polar.harnesses.registry import make_harness
     from polar.planners.profile import load_planner
+    from polar.planners.symbolic import SymbolicPlanner, task_warning
     from polar.sandboxes.profiles import resolve_sandbox
     from polar.skills.search_path import open_library
 
@@ -74,12 +76,16 @@ def task(
 
     # The harness first: a bad id is an error before a model server is started for nothing.
     with make_harness(harness) as h:
+        h.reset(seed=seed)  # the goal and mission the harness carries as the episode starts
+        state = h.symbolic_state()
         if profile is None:
             from polar.planners.choose import default_planner
 
-            profile, why = default_planner(text, h.spec)
+            profile, why = default_planner(text, h.spec, state)
             console.print(f"[bold]planner[/]: {profile} [dim]({escape(why)})[/]", highlight=False)
         p = load_planner(profile)
+        if isinstance(p, SymbolicPlanner) and (warning := task_warning(text, state, h.spec)):
+            console.print(f"[yellow]warning[/]: {escape(warning)}", highlight=False)
         agent = Agent(p, open_library(skills),
                       AgentSettings(max_decisions=max_decisions, max_env_steps=max_steps,
                                     sandbox=sandbox_profile, record_context=record_context),

@@ -18,15 +18,52 @@ makes and writes them.
 
 from __future__ import annotations
 
+import importlib.util
 import shutil
 from pathlib import Path
 from typing import Any
 
 from polar.errors import ConfigError
-from polar.llm.models import ADAPTER_FILES, ModelEntry, ShippedModel, read_shipped, resolve_model
+from polar.llm.models import (
+    ADAPTER_FILES,
+    INSTALL_HINT,
+    ModelEntry,
+    ShippedModel,
+    builtin_installed,
+    read_shipped,
+    resolve_model,
+)
+
+# what merging and converting on first use imports (the `train` extra; gguf: transformers
+# reads the base GGUF with it; sentencepiece: llama.cpp's converter imports it)
+MERGE_MODULES = ("torch", "peft", "transformers", "gguf", "sentencepiece")
+TRAIN_HINT = "pip install 'polar[train]' (or `make install`)"
 
 # provenance keys that are paths on the training machine: dropped from a shipped copy
 LOCAL_PATHS = ("base_checkpoint", "dataset", "checkpoint", "adapter")
+
+
+def unavailable(entry: ModelEntry) -> str | None:
+    """Why a shipped model cannot be served here, or None when it can: its merged GGUF is in
+    the cache already, or everything its first use needs is here (its adapters' files, the
+    base model's weights, the modules that merge and convert, llama.cpp's converter)."""
+    if Path(entry.path).exists():
+        return None
+    from polar.llm.convert import converter_ready
+
+    folder = Path(entry.source.removeprefix("shipped:"))
+    try:
+        model = read_shipped(folder)
+    except ConfigError as err:
+        return str(err)
+    if not builtin_installed(model.base):
+        return f"its base model {model.base} is not installed: {INSTALL_HINT}"
+    missing = [m for m in MERGE_MODULES if importlib.util.find_spec(m) is None]
+    if missing:
+        return f"merging its LoRA adapters (once) needs {', '.join(missing)}: {TRAIN_HINT}"
+    if not converter_ready():
+        return "llama.cpp's GGUF converter is not in Polar's cache: python -m polar.llm.convert --fetch"
+    return None
 
 
 def materialise(entry: ModelEntry) -> Path:
