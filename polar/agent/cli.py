@@ -33,6 +33,17 @@ def _trace(kind: str, payload: dict[str, Any]) -> None:
                       f"[dim]({o.steps} steps, return {o.reward:.3f})[/]", highlight=False, soft_wrap=True)
 
 
+def _calls(record: Any) -> str:
+    """The episode's model calls as a call budget counts them (replies from the replay cache
+    included), with how many of them were replayed and how many failed."""
+    calls = [c for d in record.decisions for c in d.llm_calls]
+    cached = sum(c.cached for c in calls)
+    failed = sum(bool(getattr(c, "error", None)) for c in calls)
+    parts = [f"{cached} from the replay cache"] if cached else []
+    parts += [f"{failed} failed"] if failed else []
+    return f"{len(calls)} LLM calls" + (f" ({', '.join(parts)})" if parts else "")
+
+
 def task(
     text: str = typer.Argument(..., help="The task in natural language."),
     harness: str = typer.Option(..., "--harness", "-H", help="Harness id (see `polar harness list`)."),
@@ -102,7 +113,7 @@ def task(
         status = f"[red]failure[/] ({record.failure_cause}: {escape(str(record.failure_detail))})"
     console.print(
         f"{status}: {record.env_steps} steps, return {record.episode_return:.3f}, "
-        f"{len(record.decisions)} decisions, {record.llm_calls} LLM calls, "
+        f"{len(record.decisions)} decisions, {_calls(record)}, "
         f"{record.prompt_tokens + record.completion_tokens} tokens, ${record.cost_usd:.4f}, "
         f"{record.wall_s:.1f} s", highlight=False)
     console.print(f"episode record: {Path(out) / 'episode.json'}")

@@ -39,7 +39,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from polar.errors import PlannerError
+from polar.errors import NoSkillsError, PlannerError
 from polar.harnesses.base import HarnessSpec, SymbolicState
 from polar.harnesses.missions import parse_mission, unparsed_words
 from polar.planners.base import HistoryItem, PlannerContext, SkillInfo
@@ -85,7 +85,7 @@ class SymbolicPlanner:
         if (stuck := self._stuck(context.history)) is not None:
             return Finish(success=False, reason=stuck)
         if not context.skills:
-            raise PlannerError("the symbolic planner plans over the skills on offer, and none were "
+            raise NoSkillsError("the symbolic planner plans over the skills on offer, and none were "
                                "given (is the skill library empty or incompatible with this harness?)")
         search = Regression(context.skills, preds, context.history, self.max_depth)
         for g in goal:
