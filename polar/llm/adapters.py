@@ -144,3 +144,10 @@ def ship(ref: str, out: Path, *, description: str = "", env_steps: int | None = 
     shutil.rmtree(out, ignore_errors=True)
     tmp.replace(out)
     return out
+
+
+if __name__ == "__main__":  # `make install`: merge the shipped trained planner once, ahead of its first use
+    import sys
+
+    for name in sys.argv[1:] or ["polar-planner"]:
+        print(materialise(resolve_model(name)))

@@ -103,3 +103,18 @@ def test_a_forced_symbolic_planner_warns_of_the_words_it_drops():
         assert "plans for facing(door,any) from the rest" in task_warning("go to the door over there", state, h.spec)
         assert task_warning(state.mission, state, h.spec) is None  # the mission itself: nothing dropped
         assert task_warning("go to the blue door", state, h.spec) is None
+
+
+def test_a_task_referring_to_the_mission_reaches_the_missions_door():
+    """'go to the door the mission names' once became any door (the blue one on this seed);
+    the symbolic planner now plans for the door the mission names, and the judge agrees."""
+    from polar.agent import run_episode
+    from polar.planners.symbolic import SymbolicPlanner
+    from polar.skills.store import SkillLibrary
+
+    h, state = _started("minigrid:MiniGrid-GoToDoor-8x8-v0", seed=3)
+    with h:
+        rec = run_episode("go to the door the mission names", h, SymbolicPlanner(), SkillLibrary(), seed=3)
+    assert rec.success, rec.failure_detail
+    goto = rec.decisions[0].outcomes[0]
+    assert goto.args.get("color") == state.mission.split()[-2] == "red"  # "go to the red door"
