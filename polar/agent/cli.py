@@ -131,9 +131,10 @@ def demo(
 ) -> None:
     """The short planner-plus-skills vs pure-RL comparison on the embedded defaults.
 
-    Runs `evals/demo.yaml` (the symbolic planner and the embedded SmolLM2-135M, served by
-    llama.cpp on 127.0.0.1, over the shipped skills vs PPO vs random), prints the table and
-    the report's path; a local engine the demo started is stopped at the end. With POLAR_PLANNER=planners/<llm>.yaml (and its API key) the
+    Runs `evals/demo.yaml` (the symbolic planner, Polar's trained planner and its untrained
+    base model SmolLM2-135M, both served by llama.cpp on 127.0.0.1, over the shipped skills vs
+    PPO vs random), prints the table and the report's path; a local engine the demo started is
+    stopped at the end. With POLAR_PLANNER=planners/<llm>.yaml (and its API key) the
     planner agent uses that profile instead. Re-running resumes: finished cells are kept while
     nothing they depend on changed (see `polar compare --help`); --fresh runs them all again.
     """
