@@ -167,9 +167,6 @@ class LLMPlanner:
         if context.last_failed:
             self._failed_prompts.update(self._last_prompts)
         self._last_prompts = []
-        if p.mode in ("skill", "plan") and not context.skills:
-            raise NoSkillsError(f"{self.name}: no skill is on offer for harness {context.spec.id} (is the skill "
-                                f"library empty or incompatible with it?); in {p.mode} mode it has nothing to call")
         counter = self.client.count_tokens if self.client.tokenizer is not None else None
         fit = fit_prompt(lambda k: self.messages(context, k), len(context.history), p.history_window,
                          counter, p.context_tokens, p.max_tokens, self.template_name)
@@ -193,8 +190,10 @@ class LLMPlanner:
             errors.append(resp.error or "invalid reply")
             messages = [*messages, {"role": "assistant", "content": resp.content},
                         {"role": "user", "content": REPAIR_MESSAGE.format(error=resp.error)}]
-        raise PlannerError(
-            f"{self.name}: no valid decision after {len(errors)} replies "
-            f"({self.profile.repair_rounds} repair round(s)); last error: {errors[-1]}"
-        )
+        summary = (f"no valid decision after {len(errors)} replies ({self.profile.repair_rounds} repair round(s)); "
+                   f"last error: {errors[-1]}")
+        if p.mode in ("skill", "plan") and not context.skills:  # nothing it could have called: not a parse failure
+            raise NoSkillsError(f"{self.name}: no skill is on offer for harness {context.spec.id} (is the skill "
+                                f"library empty or incompatible with it?): {summary}")
+        raise PlannerError(f"{self.name}: {summary}")
 

@@ -185,8 +185,9 @@ def test_honest_labels_for_a_false_claim_and_an_empty_library(tmp_path):
         r, rec = polar_task(tmp_path, p, "claim")
         assert r.returncode == 1
         assert rec["failure_cause"] == "planner-false-claim" and "goal-predicates" in rec["failure_detail"]
-        (tmp_path / "empty").mkdir()
-        sent = server.request_count
+    (tmp_path / "empty").mkdir()
+    with ScriptedLLMServer(default=Reply.decision(PICKUP)) as server:  # a skill call, and no skill to call
+        p = write_profile(tmp_path, server)
         r, rec = polar_task(tmp_path, p, "noskills", "--skills", str(tmp_path / "empty"))
         assert r.returncode == 1 and rec["failure_cause"] == "no-skills", r.stdout
-        assert "no skill is on offer" in rec["failure_detail"] and server.request_count == sent
+        assert "no skill is on offer" in rec["failure_detail"] and "available skills: none" in rec["failure_detail"]
