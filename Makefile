@@ -29,10 +29,12 @@ $(LLMSTAMP): $(STAMP) scripts/install_local_llm.sh
 
 # Planner training: TRL, PEFT and friends, and llama.cpp's own GGUF converter (taken from the
 # llama-cpp-python sdist into Polar's cache, never vendored), which turns a fine-tuned
-# checkpoint into a model llama.cpp serves.
+# checkpoint into a model llama.cpp serves; then Polar's trained planner (the default planner
+# of free-form tasks and an arm of the demo) merged from its shipped adapters, once.
 $(TRAINSTAMP): $(LLMSTAMP) pyproject.toml
 	$(BIN)/pip install -q -e '.[dev,train]'
 	$(BIN)/python -m polar.llm.convert --fetch
+	$(BIN)/python -m polar.llm.adapters polar-planner
 	touch $(TRAINSTAMP)
 
 # System packages the sandboxes and report tests need (podman+runc serve the Docker API,

@@ -1,8 +1,9 @@
 """Wall time of `polar demo` once installed (goal: at most 5 minutes), from a cold start.
 
 Runs the demo as a user does (`polar demo --fresh` in a subprocess, into a temporary --out
-so that no finished cell is reused), with no local LLM server running beforehand: the time
-includes starting llama.cpp's server for the SmolLM2 arm, training PPO and every episode.
+so that no finished cell is reused, and from that folder, so that no model reply is replayed
+from the reply cache), with no local LLM server running beforehand: the time includes starting
+llama.cpp's servers for the two language-model arms, training PPO and every episode.
 Usage:
 
     .venv/bin/python benchmarks/demo_time.py
@@ -48,7 +49,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="polar-demo-") as out:
         t0 = time.perf_counter()
-        proc = subprocess.run([str(POLAR), "demo", "--fresh", "--out", out], capture_output=True, text=True)
+        # run from the temporary folder: its .polar/llm-cache starts empty, so every model call
+        # is live (--fresh reruns the cells, but a reply cache in the current folder would replay them)
+        proc = subprocess.run([str(POLAR), "demo", "--fresh", "--out", out], capture_output=True, text=True, cwd=out)
         wall = time.perf_counter() - t0
         agents_wall = cell_wall_by_agent(Path(out) / "results.json")
     tail = (proc.stdout + proc.stderr)[-3000:]

@@ -29,6 +29,8 @@ class FailureCause(StrEnum):
     BUDGET = "budget"  # a decision, call, token or dollar budget ran out
     STEP_LIMIT = "step-limit"  # the episode was cut at its step limit without success
     PLANNER_GAVE_UP = "planner-gave-up"  # the planner finished without reaching the goal
+    PLANNER_FALSE_CLAIM = "planner-false-claim"  # the planner finished claiming success; the goal does not hold
+    NO_SKILLS = "no-skills"  # the planner needs skills and none was on offer for the harness
     TASK_FAILED = "task-failed"  # the episode ended without success
 
 

@@ -27,6 +27,11 @@ class PlannerError(PolarError):
     """The planner could not produce a valid decision (unparseable reply, unknown task...)."""
 
 
+class NoSkillsError(PlannerError):
+    """The planner decides over skills and none that it needs is on offer for this harness
+    (an empty or incompatible library): nothing to parse, nothing to plan with."""
+
+
 class LLMError(PolarError):
     """A model could not be reached or would not answer (a 429 that persists, a refused
     connection, a timeout). Not a PlannerError: no reply was there to parse. Its exit code

@@ -47,13 +47,13 @@ class ContextBuilder:
         self.skills = [skill_info(s, hid) for s in ranked]
 
     def build(self, obs: Any, history: list[HistoryItem], feedback: str | None,
-              previous_code: str | None = None) -> PlannerContext:
+              previous_code: str | None = None, last_failed: bool = False) -> PlannerContext:
         h = self.harness
         return PlannerContext(
             task=self.task, spec=h.spec, observation=h.render_text(obs), symbolic=h.symbolic_state(),
             history=history[-self.history_len:], skills=self.skills, step=h.t, steps_left=h.steps_left,
             episode_id=self.episode_id, feedback=feedback, observation_json=observation_json(obs),
-            previous_code=previous_code,
+            previous_code=previous_code, last_failed=last_failed,
         )
 
 

@@ -18,15 +18,18 @@ from polar.agent.executors import declare_done, execute
 from polar.agent.memory import MemoryHarness
 from polar.agent.recording import RecordingHarness
 from polar.episode import DecisionRecord, EpisodeRecord, FailureCause, LLMCallRecord, Outcome
-from polar.errors import BudgetExceeded, LLMError, PlannerError
+from polar.errors import BudgetExceeded, LLMError, NoSkillsError, PlannerError
 from polar.harnesses.base import Harness
 from polar.harnesses.rollout import Verdict, judge, unsolved_cause
 from polar.planners.base import HistoryItem, Planner, PlannerContext
-from polar.planners.decisions import Decision, Finish, PolicyCode
+from polar.planners.decisions import Decision, Finish, PolicyCode, describe_decision
 from polar.sandboxes.profiles import SandboxProfile
 
 EventHook = Callable[[str, dict[str, Any]], None]
 Failure = tuple[FailureCause, str | None]
+# After this many identical decisions in a row that failed, the planner is told so (planners
+# with a profile set their own: `repeat_feedback_after`).
+REPEAT_FEEDBACK_AFTER = 3
 
 
 @dataclass
@@ -68,14 +71,15 @@ class Agent:
         failure: Failure | None = None  # why the loop stopped early, when it did
         last_failed: FailureCause | None = None  # the cause of the latest failed execution
         failed_code: str | None = None  # the source of the latest policy code that failed
+        repeats = Repeats(getattr(self.planner, "repeat_feedback_after", REPEAT_FEEDBACK_AFTER))
         claim: bool | None = None
         self.on_event("start", {"episode_id": episode_id, "task": task, "harness": h.spec.id, "seed": seed})
         while not h.done:
             if len(decisions) >= cfg.max_decisions:
                 failure = FailureCause.BUDGET, f"decision budget ({cfg.max_decisions}) exhausted"
                 break
-            decision, rec, failure = self._decide(context.build(obs, history, feedback, failed_code),
-                                                  len(decisions))
+            decision, rec, failure = self._decide(
+                context.build(obs, history, feedback, failed_code, last_failed=repeats.count > 0), len(decisions))
             decisions.append(rec)
             if decision is None:
                 break
@@ -87,7 +91,8 @@ class Agent:
             ex = execute(decision, h, obs, library=self.library, task=task, sandbox=cfg.sandbox,
                          on_outcome=lambda what, o, i=rec.index: self._outcome(i, what, o))
             rec.outcomes, rec.env_steps = ex.outcomes, h.t - before
-            obs, feedback, history = ex.obs, ex.feedback, history + ex.history
+            obs, history = ex.obs, history + ex.history
+            feedback = repeats.feedback(decision, ex.failure is not None, ex.feedback)
             last_failed = ex.failure or last_failed
             if isinstance(decision, PolicyCode):
                 failed_code = None if all(o.success for o in ex.outcomes) else decision.source
@@ -95,7 +100,7 @@ class Agent:
                 failure = FailureCause.HARNESS_ERROR, ex.harness_error
                 break
         verdict = self._judge(h, claim)
-        return self._record(task, h, seed, episode_id, decisions, verdict, failure, time.perf_counter() - t0)
+        return self._record(task, h, seed, episode_id, decisions, verdict, failure, time.perf_counter() - t0, claim)
 
     # --- the steps of the loop -------------------------------------------------------------
 
@@ -106,7 +111,8 @@ class Agent:
             decision: Decision = self.planner.decide(ctx)
         except (BudgetExceeded, LLMError, PlannerError) as err:
             cause = (FailureCause.BUDGET if isinstance(err, BudgetExceeded) else
-                     FailureCause.LLM_ERROR if isinstance(err, LLMError) else FailureCause.PLANNER_PARSE)
+                     FailureCause.LLM_ERROR if isinstance(err, LLMError) else
+                     FailureCause.NO_SKILLS if isinstance(err, NoSkillsError) else FailureCause.PLANNER_PARSE)
             calls = self._calls()
             failed_call = getattr(err, "call", None)  # a call that failed for good, with its attempts
             if isinstance(failed_call, LLMCallRecord) and all(c.call_id != failed_call.call_id for c in calls):
@@ -160,11 +166,13 @@ class Agent:
 
     def _record(self, task: str, h: RecordingHarness, seed: int | None, episode_id: str,
                 decisions: list[DecisionRecord], verdict: Verdict, failure: Failure | None,
-                wall_s: float) -> EpisodeRecord:
+                wall_s: float, claim: bool | None = None) -> EpisodeRecord:
         if verdict.success:
             failure = None
         elif verdict.success is False and failure is None:
             failure = (unsolved_cause(h.terminated, h.truncated, h.t) if h.done else
+                       (FailureCause.PLANNER_FALSE_CLAIM, "the planner finished claiming success; judged by "
+                                                          f"{verdict.source}, the task is not done") if claim else
                        (FailureCause.PLANNER_GAVE_UP, "the planner finished without reaching the goal"))
         llm = [c for d in decisions for c in d.llm_calls]
         record = EpisodeRecord(
@@ -179,6 +187,24 @@ class Agent:
         )
         self.on_event("end", {"record": record})
         return record
+
+
+class Repeats:
+    """Counts identical decisions that failed in a row; from the `after`-th on, the feedback
+    of the next decision says so, so that a planner stuck on one failing call hears it."""
+
+    def __init__(self, after: int) -> None:
+        self.after, self.count, self.last = after, 0, ""
+
+    def feedback(self, decision: Decision, failed: bool, feedback: str | None) -> str | None:
+        what = describe_decision(decision)
+        self.count = (self.count + 1 if what == self.last else 1) if failed else 0
+        self.last = what if failed else ""
+        if self.count < self.after:
+            return feedback
+        note = (f"{what} has failed {self.count} times in a row; the same decision will fail again "
+                "from here: decide something else.")
+        return f"{feedback} {note}" if feedback else note
 
 
 def run_episode(task: str, harness: Harness, planner: Planner, library: Any = None,

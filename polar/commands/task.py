@@ -33,13 +33,25 @@ def _trace(kind: str, payload: dict[str, Any]) -> None:
                       f"[dim]({o.steps} steps, return {o.reward:.3f})[/]", highlight=False, soft_wrap=True)
 
 
+def _calls(record: Any) -> str:
+    """The episode's model calls as a call budget counts them (replies from the replay cache
+    included), with how many of them were replayed and how many failed."""
+    calls = [c for d in record.decisions for c in d.llm_calls]
+    cached = sum(c.cached for c in calls)
+    failed = sum(bool(getattr(c, "error", None)) for c in calls)
+    parts = [f"{cached} from the replay cache"] if cached else []
+    parts += [f"{failed} failed"] if failed else []
+    return f"{len(calls)} LLM calls" + (f" ({', '.join(parts)})" if parts else "")
+
+
 def task(
     text: str = typer.Argument(..., help="The task in natural language."),
     harness: str = typer.Option(..., "--harness", "-H", help="Harness id (see `polar harness list`)."),
     planner: str = typer.Option(
         None, "--planner", "-p",
         help="Planner profile (path or name under planners/). Default: $POLAR_PLANNER, else 'symbolic' when "
-             "it parses the task, else 'local' (the embedded language model)."),
+             "it parses the whole task or the task restates the harness's goal, else 'polar-planner' (Polar's "
+             "trained planner), else 'local' (the base model) where the trained one cannot run."),
     seed: int = typer.Option(0, "--seed", min=0, help="Seed of the episode's reset."),
     out: Path = typer.Option(None, "--out", help="Folder for episode.json (default runs/task-<time>)."),
     skills: Path = typer.Option(None, "--skills", help="Skill library folder (default: the workspace's skills/ over the shipped library)."),
@@ -61,6 +73,7 @@ def task(
     from polar.errors import LLMError
     from polar.harnesses.registry import make_harness
     from polar.planners.profile import load_planner
+    from polar.planners.symbolic import SymbolicPlanner, task_warning
     from polar.sandboxes.profiles import resolve_sandbox
     from polar.skills.search_path import open_library
 
@@ -74,12 +87,16 @@ def task(
 
     # The harness first: a bad id is an error before a model server is started for nothing.
     with make_harness(harness) as h:
+        h.reset(seed=seed)  # the goal and mission the harness carries as the episode starts
+        state = h.symbolic_state()
         if profile is None:
             from polar.planners.choose import default_planner
 
-            profile, why = default_planner(text, h.spec)
+            profile, why = default_planner(text, h.spec, state)
             console.print(f"[bold]planner[/]: {profile} [dim]({escape(why)})[/]", highlight=False)
         p = load_planner(profile)
+        if isinstance(p, SymbolicPlanner) and (warning := task_warning(text, state, h.spec)):
+            console.print(f"[yellow]warning[/]: {escape(warning)}", highlight=False)
         agent = Agent(p, open_library(skills),
                       AgentSettings(max_decisions=max_decisions, max_env_steps=max_steps,
                                     sandbox=sandbox_profile, record_context=record_context),
@@ -96,7 +113,7 @@ def task(
         status = f"[red]failure[/] ({record.failure_cause}: {escape(str(record.failure_detail))})"
     console.print(
         f"{status}: {record.env_steps} steps, return {record.episode_return:.3f}, "
-        f"{len(record.decisions)} decisions, {record.llm_calls} LLM calls, "
+        f"{len(record.decisions)} decisions, {_calls(record)}, "
         f"{record.prompt_tokens + record.completion_tokens} tokens, ${record.cost_usd:.4f}, "
         f"{record.wall_s:.1f} s", highlight=False)
     console.print(f"episode record: {Path(out) / 'episode.json'}")
@@ -114,9 +131,10 @@ def demo(
 ) -> None:
     """The short planner-plus-skills vs pure-RL comparison on the embedded defaults.
 
-    Runs `evals/demo.yaml` (the symbolic planner and the embedded SmolLM2-135M, served by
-    llama.cpp on 127.0.0.1, over the shipped skills vs PPO vs random), prints the table and
-    the report's path; a local engine the demo started is stopped at the end. With POLAR_PLANNER=planners/<llm>.yaml (and its API key) the
+    Runs `evals/demo.yaml` (the symbolic planner, Polar's trained planner and its untrained
+    base model SmolLM2-135M, both served by llama.cpp on 127.0.0.1, over the shipped skills vs
+    PPO vs random), prints the table and the report's path; a local engine the demo started is
+    stopped at the end. With POLAR_PLANNER=planners/<llm>.yaml (and its API key) the
     planner agent uses that profile instead. Re-running resumes: finished cells are kept while
     nothing they depend on changed (see `polar compare --help`); --fresh runs them all again.
     """

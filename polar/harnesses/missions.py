@@ -59,6 +59,25 @@ def _clause_goal(clause: str) -> list[str] | None:
     return None
 
 
+_CLAUSE_SPLIT = r",?\s*(?:and then|then|and|,)\s+"
+# Words that join or introduce a mission's parts without changing its goal.
+_FILLER = frozenset({"the", "a", "an", "and", "then", "to", "of", "please"})
+_MEANS = r"\buse\s+" + _obj("u") + r"\s+to\b"  # DoorKey's "use the key to open the door": a means
+
+
+def unparsed_words(text: str) -> list[str]:
+    """The words of `text` that no mission form reads, in order (fillers such as 'the' and
+    'then' left out): what `parse_mission` drops. "go to the door the mission names" ->
+    ['mission', 'names']: the goal is any door, whatever the rest says."""
+    words: list[str] = []
+    for clause in re.split(_CLAUSE_SPLIT, text.lower().strip()):
+        span = next((m.span() for pattern, _ in _PATTERNS if (m := re.search(pattern, clause))), None)
+        rest = clause if span is None else clause[:span[0]] + " " + clause[span[1]:]
+        rest = re.sub(_MEANS, " ", rest)
+        words += [w for w in re.findall(r"[a-z0-9()']+", rest) if w not in _FILLER]
+    return words
+
+
 def parse_mission(text: str) -> list[str] | None:
     """Goal predicates for a mission, or None when the text is not a form we understand.
 
@@ -72,7 +91,7 @@ def parse_mission(text: str) -> list[str] | None:
     s = text.lower().strip()
     if re.search(r"\bafter you\b", s):
         return None
-    clauses = re.split(r",?\s*(?:and then|then|and|,)\s+", s)
+    clauses = re.split(_CLAUSE_SPLIT, s)
     goals = [g for g in (_clause_goal(c) for c in clauses) if g]
     if not goals:
         return None

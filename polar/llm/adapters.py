@@ -18,6 +18,7 @@ makes and writes them.
 
 from __future__ import annotations
 
+import importlib.util
 import shutil
 from pathlib import Path
 from typing import Any
@@ -25,17 +26,47 @@ from typing import Any
 from polar.errors import ConfigError
 from polar.llm.models import (
     ADAPTER_FILES,
+    INSTALL_HINT,
     ModelEntry,
     ShippedModel,
     adapter_checksums,
+    builtin_installed,
     read_shipped,
     record_checksum,
     resolve_model,
     verify_cached,
 )
 
+# what merging and converting on first use imports (the `train` extra; gguf: transformers
+# reads the base GGUF with it; sentencepiece: llama.cpp's converter imports it)
+MERGE_MODULES = ("torch", "peft", "transformers", "gguf", "sentencepiece")
+TRAIN_HINT = "pip install 'polar[train]' (or `make install`)"
+
 # provenance keys that are paths on the training machine: dropped from a shipped copy
 LOCAL_PATHS = ("base_checkpoint", "dataset", "checkpoint", "adapter")
+
+
+def unavailable(entry: ModelEntry) -> str | None:
+    """Why a shipped model cannot be served here, or None when it can: its merged GGUF is in
+    the cache already, or everything its first use needs is here (its adapters' files, the
+    base model's weights, the modules that merge and convert, llama.cpp's converter)."""
+    if Path(entry.path).exists():
+        return None
+    from polar.llm.convert import converter_ready
+
+    folder = Path(entry.source.removeprefix("shipped:"))
+    try:
+        model = read_shipped(folder)
+    except ConfigError as err:
+        return str(err)
+    if not builtin_installed(model.base):
+        return f"its base model {model.base} is not installed: {INSTALL_HINT}"
+    missing = [m for m in MERGE_MODULES if importlib.util.find_spec(m) is None]
+    if missing:
+        return f"merging its LoRA adapters (once) needs {', '.join(missing)}: {TRAIN_HINT}"
+    if not converter_ready():
+        return "llama.cpp's GGUF converter is not in Polar's cache: python -m polar.llm.convert --fetch"
+    return None
 
 
 def materialise(entry: ModelEntry) -> Path:
@@ -122,3 +153,10 @@ def ship(ref: str, out: Path, *, description: str = "", env_steps: int | None = 
     shutil.rmtree(out, ignore_errors=True)
     tmp.replace(out)
     return out
+
+
+if __name__ == "__main__":  # `make install`: merge the shipped trained planner once, ahead of its first use
+    import sys
+
+    for name in sys.argv[1:] or ["polar-planner"]:
+        print(materialise(resolve_model(name)))

@@ -239,13 +239,18 @@ class LLMClient:
         self.warmup_s = time.perf_counter() - t0
         return self.warmup_s
 
+    def cache_key_for(self, messages: list[dict[str, Any]], response_format: dict[str, Any] | None = None) -> str:
+        """The replay cache's key of this request (what `complete` looks up)."""
+        return cache_key(self.cache_model, self.prepare_messages(messages), self.params(response_format))
+
     def complete(self, messages: list[dict[str, Any]], *, response_format: dict[str, Any] | None = None,
                  check: Callable[[str], Any] | None = None, template: str | None = None,
                  template_hash: str | None = None, episode_id: str = "",
-                 record_extra: dict[str, Any] | None = None) -> LLMResponse:
+                 record_extra: dict[str, Any] | None = None, replay: bool = True) -> LLMResponse:
         """One model call (or cache hit). `check(content)` validates the reply; its error is
         returned in the response and written to the record, never raised. `record_extra`
-        adds fields to both records (e.g. the prompt-fit figures)."""
+        adds fields to both records (e.g. the prompt-fit figures). `replay=False` asks the
+        model even when the cache holds a reply (which the live one then replaces)."""
         self.budget.check()
         s = self.settings
         messages = self.prepare_messages(messages)
@@ -253,7 +258,7 @@ class LLMClient:
         key = cache_key(self.cache_model, messages, params)
         call_id = uuid.uuid4().hex[:16]
         t0 = time.perf_counter()
-        hit = self.cache.get(key) if self.cache is not None else None
+        hit = self.cache.get(key) if self.cache is not None and replay else None
         failed: list[dict[str, Any]] = []
         if hit is not None:
             entry, attempts = hit, 0

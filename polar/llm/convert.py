@@ -37,6 +37,13 @@ def llama_cpp_version() -> str:
         return DEFAULT_VERSION
 
 
+def converter_ready(version: str | None = None) -> bool:
+    """Whether `to_gguf` can run without a download: the converter is extracted in the cache,
+    or $POLAR_LLAMA_CPP_SDIST names the sdist to extract it from."""
+    root = cache_dir() / "llama.cpp-converter" / (version or llama_cpp_version())
+    return (root / "convert_hf_to_gguf.py").exists() or bool(os.environ.get("POLAR_LLAMA_CPP_SDIST"))
+
+
 def converter_dir(version: str | None = None, fetch: bool = False) -> Path:
     """The extracted converter for `version` (default: the installed llama-cpp-python's)."""
     version = version or llama_cpp_version()

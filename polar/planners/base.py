@@ -58,6 +58,7 @@ class PlannerContext(BaseModel):
     feedback: str | None = None  # e.g. the last failure's cause, for replanning
     observation_json: str | None = None  # the observation as policy code's act(obs) receives it
     previous_code: str | None = None  # the source of the latest policy code that failed
+    last_failed: bool = False  # the previous decision's execution failed (its prompt is not replayed)
     extra: dict[str, Any] = Field(default_factory=dict)
 
 

@@ -12,7 +12,7 @@ import hashlib
 from typing import Any
 
 from polar.episode import LLMCallRecord
-from polar.errors import PlannerError
+from polar.errors import NoSkillsError, PlannerError
 from polar.llm.budget import Budget, Usage
 from polar.llm.cache import ReplayCache
 from polar.llm.client import LLMClient
@@ -112,6 +112,11 @@ class LLMPlanner:
         self.client = client
         self.client.ensure_server()  # a profile's local server starts here when it is not running
         self.last_calls: list[LLMCallRecord] = []
+        self.repeat_feedback_after = profile.repeat_feedback_after  # read by the agent loop
+        # Replay-cache keys of this episode's prompts whose decision failed, and of the last
+        # decision's: asked again, such a prompt goes to the model, not to the cache.
+        self._failed_prompts: set[str] = set()
+        self._last_prompts: list[str] = []
 
     def response_format(self, context: PlannerContext) -> dict[str, Any] | None:
         """The decision schema for this context (skills as enums) in the engine's form."""
@@ -129,6 +134,7 @@ class LLMPlanner:
     def reset(self) -> None:
         self.client.budget.reset()
         self.last_calls = []
+        self._failed_prompts, self._last_prompts = set(), []
         self.client.warm_up()  # once: litellm's import and set-up are not a decision's latency
 
     def messages(self, context: PlannerContext, history: int | None = None) -> list[dict[str, Any]]:
@@ -159,26 +165,36 @@ class LLMPlanner:
     def decide(self, context: PlannerContext) -> Decision:
         self.last_calls = []
         p = self.profile
+        if context.last_failed:
+            self._failed_prompts.update(self._last_prompts)
+        self._last_prompts = []
         counter = self.client.count_tokens if self.client.tokenizer is not None else None
         fit = fit_prompt(lambda k: self.messages(context, k), len(context.history), p.history_window,
                          counter, p.context_tokens, p.max_tokens, self.template_name)
         messages, fmt = fit.messages, self.response_format(context)
         errors: list[str] = []
         for _ in range(1 + self.profile.repair_rounds):
+            key = self.client.cache_key_for(messages, fmt)
+            replay = key not in self._failed_prompts  # a reply that led to a failure is asked for again
             resp = self.client.complete(
                 messages, response_format=fmt,
                 check=lambda text: self.validate(text, context),
                 template=self.template_name, template_hash=self.template_hash,
-                episode_id=context.episode_id, record_extra={"prompt_fit": fit.as_record(p.context_tokens)},
+                episode_id=context.episode_id, replay=replay,
+                record_extra={"prompt_fit": fit.as_record(p.context_tokens)} | (
+                    {} if replay else {"replay_skipped": "this prompt's decision failed earlier in the episode"}),
             )
+            self._last_prompts.append(key)
             self.last_calls.append(resp.call)
             if resp.valid:
                 return resp.parsed
             errors.append(resp.error or "invalid reply")
             messages = [*messages, {"role": "assistant", "content": resp.content},
                         {"role": "user", "content": REPAIR_MESSAGE.format(error=resp.error)}]
-        raise PlannerError(
-            f"{self.name}: no valid decision after {len(errors)} replies "
-            f"({self.profile.repair_rounds} repair round(s)); last error: {errors[-1]}"
-        )
+        summary = (f"no valid decision after {len(errors)} replies ({self.profile.repair_rounds} repair round(s)); "
+                   f"last error: {errors[-1]}")
+        if p.mode in ("skill", "plan") and not context.skills:  # nothing it could have called: not a parse failure
+            raise NoSkillsError(f"{self.name}: no skill is on offer for harness {context.spec.id} (is the skill "
+                                f"library empty or incompatible with it?): {summary}")
+        raise PlannerError(f"{self.name}: {summary}")
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from polar.errors import PlannerError
+from polar.errors import NoSkillsError, PlannerError
 from polar.harnesses.maze_map import Cell, MazeMap, maze_from_spec
 from polar.harnesses.missions import parse_mission
 from polar.planners.base import PlannerContext
@@ -80,7 +80,7 @@ class MazePlanner:
             raise PlannerError(f"harness {context.spec.id} publishes no maze (spec.extra.maze) or no "
                                "symbolic state; the maze planner needs a maze: harness")
         if context.skills and self.skill not in {s.name for s in context.skills}:
-            raise PlannerError(f"the maze planner needs skill {self.skill!r}, which the library lacks")
+            raise NoSkillsError(f"the maze planner needs skill {self.skill!r}, which the library lacks")
         preds = list(state.predicates)
         here = _cell_of(preds, _AT_CELL)
         if here is None:

@@ -60,6 +60,9 @@ class LLMProfile(LLMSettings, _Named):
                                          "or memory (the agent's memory of what it has seen, docs/memory.md).")
     schema_reason: bool = Field(default=False, description="Let the decision schema hold a short reason "
                                                             "(more tokens to generate).")
+    repeat_feedback_after: int = Field(
+        default=3, ge=1, description="After this many identical decisions in a row that failed, the next "
+                                     "prompt's feedback says so (the agent loop adds it).")
 
 
 # Options of the offline planners, by backend: name -> (type, what it does).

@@ -4,7 +4,7 @@ It knows no skill by name. From the current symbolic state it regresses the goal
 skills' declared effects and preconditions (`context.skills`, the library's manifests):
 
 1. the goal atoms come from the task (`polar.harnesses.missions`), or from the harness's
-   own goal when the task is the harness's mission;
+   own goal when the task restates it (its mission, or a task that refers to "the mission");
 2. for an unmet atom, a *candidate* is a skill with an effect that unifies with it: the
    effect's `{param}` placeholders are bound from the atom (`carrying({object},{color})` +
    `carrying(box,purple)` -> object=box, color=purple); parameters the atom leaves open are
@@ -42,9 +42,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from polar.errors import PlannerError
-from polar.harnesses.base import SymbolicState
-from polar.harnesses.missions import parse_mission
+from polar.errors import NoSkillsError, PlannerError
+from polar.harnesses.base import HarnessSpec, SymbolicState
+from polar.harnesses.missions import parse_mission, unparsed_words
 from polar.planners.base import HistoryItem, PlannerContext, SkillInfo
 from polar.planners.decisions import Decision, Finish, SkillCall
 from polar.predicates import WILDCARDS, holds, matches, parse
@@ -91,7 +91,7 @@ class SymbolicPlanner:
         if (stuck := self._stuck(context.history)) is not None:
             return Finish(success=False, reason=stuck)
         if not context.skills:
-            raise PlannerError("the symbolic planner plans over the skills on offer, and none were "
+            raise NoSkillsError("the symbolic planner plans over the skills on offer, and none were "
                                "given (is the skill library empty or incompatible with this harness?)")
         search = Regression(context.skills, preds, context.history, self.max_depth, self.memory)
         for g in goal:
@@ -113,11 +113,48 @@ class SymbolicPlanner:
         return None
 
 
+def _plain(text: str) -> str:
+    return " ".join(re.findall(r"[a-z0-9()']+", text.lower()))
+
+
+def restated_goal(task: str, state: SymbolicState | None, spec: HarnessSpec | None) -> str | None:
+    """How `task` restates the harness's own goal (`state.goal`), or None when it does not:
+    it is the harness's mission or the first line of its description (letter case and
+    punctuation aside), its parsed goal is the harness's, or it refers to "the mission"."""
+    if state is None or not state.goal:
+        return None
+    own = [state.mission or "", spec.description.strip().split("\n")[0] if spec is not None else ""]
+    if _plain(task) in {_plain(o) for o in own if o}:
+        return "the task is the harness's mission"
+    parsed = parse_mission(task)
+    if parsed and sorted(parsed) == sorted(state.goal):
+        return "the task's goal is the harness's"
+    if re.search(r"\bmission\b", task.lower()):
+        where = f" ({state.mission!r})" if state.mission else ""
+        return f"the task refers to the harness's mission{where}"
+    return None
+
+
+def task_warning(task: str, state: SymbolicState | None, spec: HarnessSpec | None) -> str | None:
+    """What the symbolic planner drops of `task`, for a warning: None when it reads all of it
+    (or the task is the harness's mission, whose goal it plans for)."""
+    words = unparsed_words(task)
+    why = restated_goal(task, state, spec)
+    if not words or why == "the task is the harness's mission":
+        return None
+    if why is not None and state is not None:
+        plan = f"{why}: it plans for the harness's goal {', '.join(state.goal)}"
+    elif (goal := parse_mission(task)) is not None:
+        plan = f"it plans for {', '.join(goal)} from the rest"
+    else:
+        plan = "it cannot plan for it"
+    return f"the symbolic planner does not read {' '.join(repr(w) for w in words)} of the task; {plan}"
+
+
 def _goal(context: PlannerContext, state: SymbolicState) -> list[str]:
-    """The harness's own goal when the task is its mission (or description), else the task's."""
+    """The harness's own goal when the task restates it (`restated_goal`), else the task's."""
     task = context.task.strip()
-    own = {state.mission, context.spec.description.strip().split("\n")[0]}
-    if state.goal and task in own:
+    if restated_goal(task, state, context.spec) is not None:
         return list(state.goal)
     goal = parse_mission(task)
     if not goal:

@@ -145,3 +145,49 @@ def test_good_plan_succeeds_with_the_shipped_skills(tmp_path):
         assert (rec["prompt_tokens"], rec["completion_tokens"]) == (900, 120)
         # the prompt showed the skills with their measured success
         assert "goto" in json.dumps(server.requests[0].body["messages"])
+
+
+PICKUP = {"kind": "skill", "skill": "pickup", "args": {}}  # nothing in front at seed 0: fails in 1 step
+
+
+def test_a_repeated_failing_decision_is_told_and_its_prompt_not_replayed(tmp_path):
+    """The model repeats one failing call. Its third failure is in the next prompt's feedback;
+    a prompt identical to one whose decision failed goes to the model, not to the replay
+    cache; the summary's call count is the budget's."""
+    with ScriptedLLMServer(default=Reply.decision(PICKUP)) as server:
+        # the student template shows the facts and the last outcome only, so the prompts
+        # after the 2nd and 3rd failure are identical until the repeat note changes them
+        p = write_profile(tmp_path, server, budgets={"max_calls": 5}, observation="predicates", history_window=1,
+                          templates={"system": "student_system", "user": "student_skill"})
+        r, rec = polar_task(tmp_path, p, "first")
+        assert rec["failure_cause"] == "budget" and "5 calls made" in rec["failure_detail"]
+        assert server.request_count == 5  # the 3rd prompt repeats the 2nd, whose decision failed: asked again
+        prompts = [q.messages[-1]["content"] for q in server.requests]
+        assert prompts[1] == prompts[2] and prompts[0] != prompts[1]
+        note = "pickup() has failed 3 times in a row; the same decision will fail again"
+        assert [note in t for t in prompts] == [False, False, False, True, False]
+        assert "pickup() has failed 4 times in a row" in prompts[4]
+        third = rec["decisions"][2]["llm_calls"][0]
+        assert third["cached"] is False and "failed earlier" in third["replay_skipped"]
+        assert "5 LLM calls, " in r.stdout and "budget" in r.stdout
+
+        # the same episode again: every prompt is in the cache, but the repeat is asked again
+        r2, rec2 = polar_task(tmp_path, p, "second")
+        assert server.request_count == 6
+        assert [c["cached"] for d in rec2["decisions"] for c in d["llm_calls"]] == [True, True, False, True, True]
+        assert rec2["failure_cause"] == "budget" and "5 calls made" in rec2["failure_detail"]
+        assert "5 LLM calls (4 from the replay cache)" in r2.stdout
+
+
+def test_honest_labels_for_a_false_claim_and_an_empty_library(tmp_path):
+    with ScriptedLLMServer(default=Reply.decision({"kind": "finish", "success": True})) as server:
+        p = write_profile(tmp_path, server)
+        r, rec = polar_task(tmp_path, p, "claim")
+        assert r.returncode == 1
+        assert rec["failure_cause"] == "planner-false-claim" and "goal-predicates" in rec["failure_detail"]
+    (tmp_path / "empty").mkdir()
+    with ScriptedLLMServer(default=Reply.decision(PICKUP)) as server:  # a skill call, and no skill to call
+        p = write_profile(tmp_path, server)
+        r, rec = polar_task(tmp_path, p, "noskills", "--skills", str(tmp_path / "empty"))
+        assert r.returncode == 1 and rec["failure_cause"] == "no-skills", r.stdout
+        assert "no skill is on offer" in rec["failure_detail"] and "available skills: none" in rec["failure_detail"]

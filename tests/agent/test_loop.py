@@ -117,6 +117,7 @@ def test_a_claim_of_success_is_not_success():
         h.spec = h.spec.model_copy(update={"reports_success": False})
         rec = run_episode(TASK, h, _Claims(), seed=0)
     assert rec.success is False and rec.extra["success_source"] == "goal-predicates"
+    assert rec.failure_cause == "planner-false-claim"  # not planner-gave-up: it claimed success
 
 
 class _RetriesCode:

@@ -86,3 +86,11 @@ def test_per_agent_seed_subset(tmp_path: Path) -> None:
     bad = BASE.replace("  - {name: rnd, kind: random}", "  - {name: rnd, kind: random, seeds: [7]}")
     with pytest.raises(ConfigError, match="agents.rnd.seeds"):
         load_suite(_write(tmp_path, bad))
+
+
+def test_the_demo_runs_the_trained_planner_beside_its_base_model_the_reference_ppo_and_random() -> None:
+    demo = load_suite("demo")
+    arms = {a.name: (a.kind, getattr(a, "planner", None) or getattr(a, "algo", None)) for a in demo.agents}
+    assert set(arms.values()) == {("planner", "symbolic"), ("planner", "polar-planner"), ("planner", "local"),
+                                  ("pure_rl", "ppo"), ("random", None)}
+    assert demo.eval_seed >= 100_000  # held out from the trained planner's training seeds

@@ -27,3 +27,16 @@ def test_parse_mission(text, goal):
 ])
 def test_unparseable_mission(text):
     assert parse_mission(text) is None
+
+
+@pytest.mark.parametrize(("text", "words"), [
+    ("go to the door the mission names", ["mission", "names"]),
+    ("use the key to open the door and then get to the goal", []),  # DoorKey's means: read
+    ("grab the key, unlock the door, then head for the green square",
+     ["grab", "key", "head", "for", "green", "square"]),
+    ("pick up the blue key and then go to the goal", []),
+])
+def test_unparsed_words_are_what_the_mission_parser_drops(text, words):
+    from polar.harnesses.missions import unparsed_words
+
+    assert unparsed_words(text) == words

@@ -106,7 +106,9 @@ def test_task_starts_the_profiles_server_when_it_is_not_running(workspace):
                "--max-decisions", "2", "--out", "free"], ws, env)
     out = r.stdout + r.stderr
     assert r.returncode in (0, 1), out
-    assert "planner: local" in r.stdout and "cannot parse" in r.stdout  # chosen, and said why
+    said = " ".join(r.stdout.split())
+    assert "planner: local" in said and "cannot parse" in said  # chosen, and said why: the trained
+    assert "Polar's trained planner cannot run here" in said    # planner is not merged in this empty cache
     assert "is not running: starting it" in r.stderr and "ready in" in r.stderr
     assert f"stop it: polar serve-llm --stop --port {port}" in r.stderr  # it is left running: say how to stop it
     rec = json.loads((ws / "free" / "episode.json").read_text())
