@@ -167,11 +167,9 @@ class PureRLAgentConfig(_Trained):
     @field_validator("algo")
     @classmethod
     def _known_algo(cls, v: str) -> str:
-        from polar.rl.registry import ALGORITHMS
+        from polar.rl.registry import known_algo
 
-        if v not in ALGORITHMS:
-            raise ValueError(f"{v!r} is not one of {', '.join(ALGORITHMS)}")
-        return v
+        return known_algo(v)
 
     def for_harness(self, label: str) -> PureRLAgentConfig:
         """This agent as one harness's cells run it: `recipes` resolved to the harness's recipe,

@@ -17,7 +17,7 @@ from pydantic import Field, PositiveInt, create_model, field_validator, model_va
 
 from polar.config import StrictModel
 from polar.errors import ConfigError
-from polar.rl.registry import ALGORITHMS, algorithm_spec, algorithm_specs
+from polar.rl.registry import algorithm_spec, algorithm_specs, known_algo
 
 
 class NetworkConfig(StrictModel):
@@ -82,9 +82,7 @@ class _RunConfig(StrictModel):
     @field_validator("algo")
     @classmethod
     def _known_algo(cls, v: str) -> str:
-        if v not in ALGORITHMS:
-            raise ValueError(f"{v!r} is not one of {', '.join(ALGORITHMS)}")
-        return v
+        return known_algo(v)
 
     @model_validator(mode="after")
     def _check(self) -> _RunConfig:

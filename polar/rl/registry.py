@@ -16,6 +16,13 @@ ALGORITHMS: dict[str, str] = {
 }
 
 
+def known_algo(name: str) -> str:
+    """`name` when it is a registered algorithm (a pydantic validator's check), else ValueError."""
+    if name not in ALGORITHMS:
+        raise ValueError(f"{name!r} is not one of {', '.join(ALGORITHMS)}")
+    return name
+
+
 @cache
 def algorithm_spec(name: str) -> AlgorithmSpec:
     if name not in ALGORITHMS:
