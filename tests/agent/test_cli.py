@@ -184,7 +184,8 @@ def test_honest_labels_for_a_false_claim_and_an_empty_library(tmp_path):
         p = write_profile(tmp_path, server)
         r, rec = polar_task(tmp_path, p, "claim")
         assert r.returncode == 1
-        assert rec["failure_cause"] == "planner-false-claim" and "goal-predicates" in rec["failure_detail"]
+        # MiniGrid reports success itself (its reward), so the environment judges the claim
+        assert rec["failure_cause"] == "planner-false-claim" and "judged by harness" in rec["failure_detail"]
     (tmp_path / "empty").mkdir()
     with ScriptedLLMServer(default=Reply.decision(PICKUP)) as server:  # a skill call, and no skill to call
         p = write_profile(tmp_path, server)
