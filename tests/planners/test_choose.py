@@ -91,7 +91,7 @@ def test_a_missing_adapter_falls_back_to_the_base_model_and_says_why(merged_cach
     chosen, why = default_planner(FREE_FORM)
     assert chosen == LOCAL_LLM
     assert "Polar's trained planner cannot run here" in why
-    assert "adapter 'adapter-2' lacks adapter_model.safetensors" in why
+    assert "adapter-2/adapter_model.safetensors: missing (model.json lists adapter 'adapter-2')" in why
 
 
 def test_a_forced_symbolic_planner_warns_of_the_words_it_drops():
