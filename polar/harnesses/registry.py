@@ -89,7 +89,7 @@ def list_harnesses(include_registered: bool = False) -> list[HarnessListing]:
     if include_registered:
         import minigrid  # noqa: F401 - registers MiniGrid/BabyAI ids
 
-        from polar.harnesses.maze import point_maze_ids
+        from polar.domains.maze.harness import point_maze_ids
 
         mazes = set(point_maze_ids())  # registers Gymnasium-Robotics' ids
         entries.append(HarnessListing("maze:custom", "maze", "PointMaze over kwargs maze_map"))
@@ -136,7 +136,7 @@ def check_harness_id(harness_id: str) -> None:
     Starts nothing: gym ids are looked up in the registry, specs are loaded and checked."""
     kind, _, env_id = harness_id.partition(":")
     if kind == "maze" and env_id:
-        from polar.harnesses.maze import CUSTOM, point_maze_ids
+        from polar.domains.maze.harness import CUSTOM, point_maze_ids
 
         if env_id != CUSTOM and env_id not in point_maze_ids():
             raise UnknownHarness(f"unknown maze {harness_id!r}: use maze:custom (with maze_map) or one of "
@@ -198,11 +198,11 @@ def make_harness(harness_id: str, **kwargs: Any) -> Harness:
 
         return GymHarness(harness_id[4:], **kwargs)
     if harness_id.startswith("maze:"):
-        from polar.harnesses.maze import MazeHarness
+        from polar.domains.maze.harness import MazeHarness
 
         return MazeHarness(harness_id[5:], **kwargs)
     if harness_id.startswith("minigrid:"):
-        from polar.harnesses.minigrid import MiniGridHarness
+        from polar.domains.minigrid.harness import MiniGridHarness
 
         try:
             return MiniGridHarness(harness_id[9:], **kwargs)

@@ -3,7 +3,7 @@
 The symbolic planner runs when it understands the whole task: every clause (split at
 commas, semicolons, "then" and "and") is a mission form it parses (go to / get to / reach X,
 pick up X, open / unlock X, put X next to Y) and no word is left over
-(`polar.harnesses.missions.unparsed_words`), or the task restates the goal the harness
+(`polar.domains.minigrid.missions.unparsed_words`), or the task restates the goal the harness
 itself carries (its symbolic state's `goal`: the task is the harness's mission, parses to the
 same goal, or refers to "the mission"), e.g. "turn on the lamp" on a game whose mission it is.
 
@@ -24,10 +24,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from polar.domains.maze.maze_map import maze_from_spec
+from polar.domains.maze.planner import understands
+from polar.domains.minigrid.missions import parse_mission, unparsed_words
 from polar.errors import ConfigError
-from polar.harnesses.maze_map import maze_from_spec
-from polar.harnesses.missions import parse_mission, unparsed_words
-from polar.planners.maze import understands
 from polar.planners.symbolic import restated_goal
 
 SYMBOLIC, TRAINED, LOCAL_LLM, MAZE = "symbolic", "polar-planner", "local", "maze"

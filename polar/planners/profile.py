@@ -78,7 +78,7 @@ OFFLINE_OPTIONS: dict[str, dict[str, tuple[type, str]]] = {
 
 class SymbolicProfile(_Named):
     """An offline planner's profile; its options are read by polar.planners.symbolic (or, for
-    `backend: maze`, by polar.planners.maze)."""
+    `backend: maze`, by polar.domains.maze.planner)."""
 
     backend: Literal["symbolic", "maze"]
     name: str = "symbolic"
@@ -161,7 +161,7 @@ def load_planner_profile(path_or_name: str | Path, overrides: dict[str, Any] | N
 def load_planner(path_or_name: str | Path, overrides: dict[str, Any] | None = None) -> Planner:
     profile = load_planner_profile(path_or_name, overrides)
     if isinstance(profile, SymbolicProfile) and profile.backend == "maze":
-        from polar.planners.maze import MazePlanner
+        from polar.domains.maze.planner import MazePlanner
 
         return MazePlanner(profile)
     if isinstance(profile, SymbolicProfile):

@@ -3,7 +3,7 @@
 It knows no skill by name. From the current symbolic state it regresses the goal over the
 skills' declared effects and preconditions (`context.skills`, the library's manifests):
 
-1. the goal atoms come from the task (`polar.harnesses.missions`), or from the harness's
+1. the goal atoms come from the task (`polar.domains.minigrid.missions`), or from the harness's
    own goal when the task restates it (its mission, or a task that refers to "the mission");
 2. for an unmet atom, a *candidate* is a skill with an effect that unifies with it: the
    effect's `{param}` placeholders are bound from the atom (`carrying({object},{color})` +
@@ -42,9 +42,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from polar.domains.minigrid.missions import parse_mission, unparsed_words
 from polar.errors import NoSkillsError, PlannerError
 from polar.harnesses.base import HarnessSpec, SymbolicState
-from polar.harnesses.missions import parse_mission, unparsed_words
 from polar.planners.base import HistoryItem, PlannerContext, SkillInfo
 from polar.planners.decisions import Decision, Finish, SkillCall
 from polar.predicates import WILDCARDS, holds, matches, parse

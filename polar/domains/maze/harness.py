@@ -8,7 +8,7 @@ within 0.45 of it (the package's rule); `info["success"]` says so at every step.
 
 Ids: any registered PointMaze id (`maze:PointMaze_UMaze-v3`, `maze:PointMaze_Medium-v3`,
 `maze:PointMaze_Large-v3`, the `...Dense-v3` variants), or `maze:custom` with a `maze_map`
-(strings such as `"1 0 0 g 1"`, see polar.harnesses.maze_map). Keyword arguments beyond the
+(strings such as `"1 0 0 g 1"`, see polar.domains.maze.maze_map). Keyword arguments beyond the
 package's (`reward_type`, `continuing_task`, `reset_target`, `maze_map`, `max_episode_steps`):
 
 - `continuing_task` (default False here, True in the package): reaching the goal
@@ -32,10 +32,10 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from polar.domains.maze.maze_map import Cell, MazeMap
 from polar.errors import ConfigError, HarnessError
 from polar.harnesses.base import HarnessSpec, SymbolicObject, SymbolicState
 from polar.harnesses.gym import GymHarness
-from polar.harnesses.maze_map import Cell, MazeMap
 from polar.harnesses.spaces import space_to_spec
 
 CUSTOM = "custom"

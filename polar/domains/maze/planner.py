@@ -18,9 +18,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from polar.domains.maze.maze_map import Cell, MazeMap, maze_from_spec
+from polar.domains.minigrid.missions import parse_mission
 from polar.errors import NoSkillsError, PlannerError
-from polar.harnesses.maze_map import Cell, MazeMap, maze_from_spec
-from polar.harnesses.missions import parse_mission
 from polar.planners.base import PlannerContext
 from polar.planners.decisions import Decision, Finish, SkillCall
 
