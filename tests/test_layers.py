@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[1] / "polar"
 LAYERS: list[set[str]] = [
     {"polar", "polar.wire", "polar.config", "polar.errors", "polar.episode", "polar.workspace",
      "polar.statistics", "polar.predicates", "polar.files", "polar.console", "polar.ownership",
-     "polar.devices"},
+     "polar.devices", "polar.domains.registry"},  # the registry: what each domain offers, by name
     {"polar.harnesses", "polar.llm", "polar.prompts"},
     {"polar.rl", "polar.sandboxes", "polar.skills", "polar.planners"},
     {"polar.agent", "polar.domains"},  # domains: one folder per world (MiniGrid, PointMaze)
@@ -31,6 +31,8 @@ SAME_LAYER: dict[str, set[str]] = {
     "polar.episode": {"polar.files"},
     "polar.devices": {"polar.errors"},
 }
+# The domain registry finds each domain by folder (importlib, a run-time choice, see
+# polar.domains.registry.domains); generic layers reach a domain only through it.
 # Functions that build an object chosen at run time (a factory) may import it lazily from anywhere.
 FACTORY_FUNCTIONS: set[tuple[str, str]] = {
     ("polar.sandboxes.base", "make_sandbox"),  # the backend a profile names
@@ -40,7 +42,7 @@ FACTORY_FUNCTIONS: set[tuple[str, str]] = {
 
 # Generic modules that still import a domain directly; each is to move behind the domain registry.
 DOMAIN_IMPORTS: set[str] = {
-    "polar.harnesses.registry", "polar.planners.choose", "polar.planners.symbolic",
+    "polar.planners.choose", "polar.planners.symbolic",
     "polar.planners.profile",
     # the module paths committed skill manifests name: each is the domain module itself
     "polar.skills.minigrid.goto", "polar.skills.minigrid.memory", "polar.skills.maze.reach",

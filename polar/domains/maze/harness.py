@@ -58,6 +58,15 @@ def point_maze_ids() -> list[str]:
     return sorted(i for i in gym.registry if i.startswith("PointMaze_"))
 
 
+def check_id(harness_id: str, env_id: str) -> None:
+    """Raise UnknownHarness unless `env_id` is `custom` or a registered PointMaze id."""
+    from polar.harnesses.registry import UnknownHarness
+
+    if env_id != CUSTOM and env_id not in point_maze_ids():
+        raise UnknownHarness(f"unknown maze {harness_id!r}: use maze:custom (with maze_map) or one of "
+                             + ", ".join(f"maze:{i}" for i in point_maze_ids()))
+
+
 def _default_steps(maze: MazeMap) -> int:
     """`maze:custom`'s step limit: 20 steps per free cell, at least 300 (UMaze's limit)."""
     return max(300, 20 * len(maze.free_cells))

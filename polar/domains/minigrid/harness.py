@@ -41,6 +41,19 @@ def _obj_state(obj: Any) -> str | None:
     return "open" if obj.is_open else ("locked" if obj.is_locked else "closed")
 
 
+def check_id(harness_id: str, env_id: str) -> None:
+    """Raise UnknownHarness unless `env_id` is a MiniGrid/BabyAI id (registered by importing
+    minigrid, above) or an importable entry point."""
+    from polar.harnesses.registry import check_gym_id
+
+    check_gym_id(harness_id, env_id)
+
+
+def registered_ids() -> list[str]:
+    """The gymnasium ids MiniGrid and BabyAI register."""
+    return [env_id for env_id, spec in gym.registry.items() if "minigrid" in str(spec.entry_point)]
+
+
 class MiniGridHarness(Harness):
     """`full_grid: true` (a harness kwarg) shows the whole grid (MiniGrid's FullyObsWrapper:
     object, colour, state per cell, the agent as an object whose state is its direction)
