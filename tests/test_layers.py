@@ -40,13 +40,13 @@ FACTORY_FUNCTIONS: set[tuple[str, str]] = {
     ("polar.llm.models", "weights_path"),  # the weights an entry names: a shipped adapter is merged
 }
 
-# Generic modules that still import a domain directly; each is to move behind the domain registry.
+# The only generic modules that import a domain: the module paths committed skill manifests name
+# (`polar.skills.minigrid.goto:hook_features`), each an alias of the domain module itself.
 DOMAIN_IMPORTS: set[str] = {
-    "polar.planners.choose", "polar.planners.symbolic",
-    "polar.planners.profile",
-    # the module paths committed skill manifests name: each is the domain module itself
     "polar.skills.minigrid.goto", "polar.skills.minigrid.memory", "polar.skills.maze.reach",
 }
+GENERIC_AREAS = {"polar.harnesses", "polar.skills", "polar.planners", "polar.agent", "polar.evals", "polar.rl",
+                 "polar.llm", "polar.prompts", "polar.sandboxes", "polar.scaffold"}
 
 
 def _area(module: str) -> str:
@@ -193,6 +193,24 @@ def test_the_check_catches_a_forbidden_direction() -> None:
     assert _allowed("polar.commands.evals", "polar.evals.runner")
     assert _allowed("polar.commands.prompts", "polar.evals.prompts")
     assert not _allowed("polar.evals.runner", "polar.commands.evals")
+
+
+def test_generic_layers_reach_a_domain_only_through_the_registry() -> None:
+    """A generic module names no world: it asks polar.domains.registry (which finds the
+    domains by folder, at run time); only the manifest-path aliases import a domain module."""
+    bad = [f"{src} imports {dst}" for src, imports in IMPORTS.items() for dst, _, _ in imports
+           if _area(src) in GENERIC_AREAS and dst.startswith("polar.domains.")
+           and dst != "polar.domains.registry" and src not in DOMAIN_IMPORTS]
+    assert not bad, "\n".join(bad)
+    assert _area("polar.domains.registry") in LAYERS[0]  # below every layer that reads it
+
+
+def test_domains_are_independent_of_each_other() -> None:
+    """A new world is one folder: no domain imports another (shared needs go through the registry)."""
+    bad = [f"{src} imports {dst}" for src, imports in IMPORTS.items() for dst, _, _ in imports
+           if src.startswith("polar.domains.") and dst.startswith("polar.domains.")
+           and dst != "polar.domains.registry" and src.split(".")[2] != dst.split(".")[2]]
+    assert not bad, "\n".join(bad)
 
 
 def test_nothing_imports_the_commands() -> None:

@@ -80,3 +80,22 @@ def prefixes() -> tuple[str, ...]:
     """The harness id prefixes of every domain: ("maze:", "minigrid:")."""
     return tuple(d.prefix for d in domains())
 
+
+def mission_language() -> Any:
+    """The module that reads a task as goal atoms (`parse_mission`, `unparsed_words`): the one a
+    domain registers as its `missions` planner hint (MiniGrid's words: keys, doors, goals)."""
+    for d in domains():
+        if "missions" in d.planner_hints:
+            return d.hint("missions")
+    raise LookupError("no domain registers a mission language (planner_hints['missions'])")
+
+
+def domain_choices() -> list[Callable[[str, Any], tuple[str | None, str] | None]]:
+    """Each domain's `choose_planner(task, spec)` hint: (profile, why) where the domain picks
+    the planner for its harness, (None, why) where a language model must plan, None elsewhere."""
+    return [d.hint("choose_planner") for d in domains() if "choose_planner" in d.planner_hints]
+
+
+def domain_planner(backend: str) -> Callable[[Any], Any] | None:
+    """The planner class a domain registers for a profile's `backend` (`maze`), or None."""
+    return next((d.resolve(d.planners[backend]) for d in domains() if backend in d.planners), None)

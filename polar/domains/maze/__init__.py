@@ -12,4 +12,6 @@ DOMAIN = Domain(
     id_help="maze:<PointMazeId>",
     extra_listings=(("custom", "PointMaze over kwargs maze_map"),),
     hidden_entry_points=("gymnasium_robotics",),  # only PointMaze is adapted; the rest need their own
+    planner_hints={"choose_planner": "polar.domains.maze.planner:choose_planner"},
+    planners={"maze": "polar.domains.maze.planner:MazePlanner"},
 )

@@ -12,4 +12,5 @@ DOMAIN = Domain(
     registered_ids="polar.domains.minigrid.harness:registered_ids",
     id_help="minigrid:<EnvId>",
     full_observation={"full_grid": True},
+    planner_hints={"missions": "polar.domains.minigrid.missions"},
 )
