@@ -76,8 +76,8 @@ def figures(doc: dict[str, Any]) -> list[Figure]:
 def main(argv: list[str] | None = None) -> None:
     import torch
 
+    from polar.domains.minigrid.goto_eval import RandomActor, evaluate_goto
     from polar.harnesses.registry import make_harness
-    from polar.skills.minigrid.goto_eval import RandomActor, evaluate_goto
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--skill", default="goto", help="library ref (default: goto, the latest version)")

@@ -5,7 +5,7 @@
 
 Rows, on the same harness seeds for every agent (Medium, Large, and the held-out spiral):
 
-  planner+scripted (lookahead 2 / 1)   polar.planners.maze over a PD controller standing in
+  planner+scripted (lookahead 2 / 1)   polar.domains.maze.planner over a PD controller standing in
                                        for the trained `reach` skill (privileged: it reads
                                        the target point, ignores walls)
   scripted alone                       the same controller aimed straight at the goal
@@ -49,7 +49,7 @@ def figures(doc: dict[str, Any]) -> list[Figure]:
 def scripted_alone(h, obs) -> tuple[bool, int, int]:
     import numpy as np
 
-    from polar.skills.maze.reach import scripted_action
+    from polar.domains.maze.reach import scripted_action
 
     for t in range(h.spec.max_steps):
         obs, _, term, trunc, _ = h.step(scripted_action(obs, tuple(np.asarray(obs["desired_goal"]))))
@@ -60,11 +60,11 @@ def scripted_alone(h, obs) -> tuple[bool, int, int]:
 
 def main(argv: list[str] | None = None) -> None:
     import numpy as np
-
-    from polar.harnesses.registry import make_harness
-    from polar.planners.maze import MazePlanner
-    from polar.statistics import wilson_interval
     from tests.planners.test_maze import run_with_scripted_reach
+
+    from polar.domains.maze.planner import MazePlanner
+    from polar.harnesses.registry import make_harness
+    from polar.statistics import wilson_interval
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--episodes", type=int, default=20)

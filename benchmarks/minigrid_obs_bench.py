@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/minigrid_obs_bench.py [--rounds 3] [--steps 20000] [--train-steps 32768]
 
 Two measurements, each interleaved round by round (MiniGrid's `gen_obs`, then Polar's
-`polar/harnesses/minigrid_obs.py`: the harness flag `fast_obs` off and on, and for the PPO
+`polar/domains/minigrid/obs.py`: the harness flag `fast_obs` off and on, and for the PPO
 run `minigrid_obs.install` left out or not):
 - env steps/s of the MiniGrid harness under random actions, on the 7x7 view (DoorKey-8x8,
   KeyCorridorS3R3) and on the full grid (DoorKey-16x16, `full_grid: true`), and of `goto`'s
@@ -35,7 +35,7 @@ ENVS = {"DoorKey-8x8 view": ("minigrid:MiniGrid-DoorKey-8x8-v0", {}),
         "KeyCorridorS3R3 view": ("minigrid:MiniGrid-KeyCorridorS3R3-v0", {}),
         "DoorKey-16x16 full grid": ("minigrid:MiniGrid-DoorKey-16x16-v0", {"full_grid": True}),
         # goto's training env: it steps MiniGrid envs and discards their view for its own features
-        "goto's training env (GotoEnv)": ("gym:polar.skills.minigrid.goto_env:GotoEnv", {})}
+        "goto's training env (GotoEnv)": ("gym:polar.domains.minigrid.goto_env:GotoEnv", {})}
 TRAIN_HARNESS = "minigrid:MiniGrid-DoorKey-8x8-v0"
 
 
@@ -44,7 +44,7 @@ def steps_per_s(harness_id: str, kwargs: dict[str, Any], fast: bool, steps: int)
 
     minigrid = harness_id.startswith("minigrid:")
     # An env that makes its own MiniGrid envs (as it goes): MiniGrid's encoding where install() is left out.
-    side = nullcontext() if fast or minigrid else mock.patch("polar.harnesses.minigrid_obs.install", lambda env: False)
+    side = nullcontext() if fast or minigrid else mock.patch("polar.domains.minigrid.obs.install", lambda env: False)
     with side:
         h = make_harness(harness_id, **({"fast_obs": fast} if minigrid else {}), **kwargs)
         h.reset(seed=0)
@@ -87,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{label}: MiniGrid's {statistics.median(d['minigrid']):,.0f} steps/s, "
               f"Polar's {statistics.median(d['polar']):,.0f} steps/s", flush=True)
     t = details["train"] = interleaved_runs(
-        "ppo_doorkey5x5", {"minigrid": lambda: mock.patch("polar.harnesses.minigrid_obs.install", lambda env: False),
+        "ppo_doorkey5x5", {"minigrid": lambda: mock.patch("polar.domains.minigrid.obs.install", lambda env: False),
                            "polar": nullcontext}, args.rounds, args.train_steps, harness=TRAIN_HARNESS, eval_episodes=20)
     if t["minigrid_eval"] != t["polar_eval"]:
         raise SystemExit(f"the two encodings trained different policies: {t['minigrid_eval']} vs {t['polar_eval']}")

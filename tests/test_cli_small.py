@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import polar
-from polar.skills.minigrid.primitives import primitive_skills
+from polar.domains.minigrid.primitives import primitive_skills
 from polar.skills.store import SkillLibrary
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -16,10 +16,10 @@ ROOT = Path(__file__).resolve().parents[1] / "polar"
 LAYERS: list[set[str]] = [
     {"polar", "polar.wire", "polar.config", "polar.errors", "polar.episode", "polar.workspace",
      "polar.statistics", "polar.predicates", "polar.files", "polar.console", "polar.ownership",
-     "polar.devices"},
+     "polar.devices", "polar.domains.registry"},  # the registry: what each domain offers, by name
     {"polar.harnesses", "polar.llm", "polar.prompts"},
     {"polar.rl", "polar.sandboxes", "polar.skills", "polar.planners"},
-    {"polar.agent"},
+    {"polar.agent", "polar.domains"},  # domains: one folder per world (MiniGrid, PointMaze)
     {"polar.evals", "polar.scaffold"},  # scaffold: `polar init` lays out the example workspace
     {"polar.commands"},
 ]
@@ -31,12 +31,22 @@ SAME_LAYER: dict[str, set[str]] = {
     "polar.episode": {"polar.files"},
     "polar.devices": {"polar.errors"},
 }
+# The domain registry finds each domain by folder (importlib, a run-time choice, see
+# polar.domains.registry.domains); generic layers reach a domain only through it.
 # Functions that build an object chosen at run time (a factory) may import it lazily from anywhere.
 FACTORY_FUNCTIONS: set[tuple[str, str]] = {
     ("polar.sandboxes.base", "make_sandbox"),  # the backend a profile names
     ("polar.planners.profile", "load_planner"),  # the planner a profile names
     ("polar.llm.models", "weights_path"),  # the weights an entry names: a shipped adapter is merged
 }
+
+# The only generic modules that import a domain: the module paths committed skill manifests name
+# (`polar.skills.minigrid.goto:hook_features`), each an alias of the domain module itself.
+DOMAIN_IMPORTS: set[str] = {
+    "polar.skills.minigrid.goto", "polar.skills.minigrid.memory", "polar.skills.maze.reach",
+}
+GENERIC_AREAS = {"polar.harnesses", "polar.skills", "polar.planners", "polar.agent", "polar.evals", "polar.rl",
+                 "polar.llm", "polar.prompts", "polar.sandboxes", "polar.scaffold"}
 
 
 def _area(module: str) -> str:
@@ -142,7 +152,8 @@ def test_no_module_imports_from_a_higher_layer_or_a_sibling_area() -> None:
     bad = []
     for src, imports in IMPORTS.items():
         for dst, function, _ in imports:
-            if not _allowed(src, dst) and (src, function) not in FACTORY_FUNCTIONS:
+            if (not _allowed(src, dst) and (src, function) not in FACTORY_FUNCTIONS
+                    and not (src in DOMAIN_IMPORTS and _area(dst) == "polar.domains")):
                 where = f" (in {function}())" if function else ""
                 bad.append(f"{src}{where} imports {dst}: {_area(src)} may not use {_area(dst)}")
     assert not bad, "\n".join(bad)
@@ -182,6 +193,24 @@ def test_the_check_catches_a_forbidden_direction() -> None:
     assert _allowed("polar.commands.evals", "polar.evals.runner")
     assert _allowed("polar.commands.prompts", "polar.evals.prompts")
     assert not _allowed("polar.evals.runner", "polar.commands.evals")
+
+
+def test_generic_layers_reach_a_domain_only_through_the_registry() -> None:
+    """A generic module names no world: it asks polar.domains.registry (which finds the
+    domains by folder, at run time); only the manifest-path aliases import a domain module."""
+    bad = [f"{src} imports {dst}" for src, imports in IMPORTS.items() for dst, _, _ in imports
+           if _area(src) in GENERIC_AREAS and dst.startswith("polar.domains.")
+           and dst != "polar.domains.registry" and src not in DOMAIN_IMPORTS]
+    assert not bad, "\n".join(bad)
+    assert _area("polar.domains.registry") in LAYERS[0]  # below every layer that reads it
+
+
+def test_domains_are_independent_of_each_other() -> None:
+    """A new world is one folder: no domain imports another (shared needs go through the registry)."""
+    bad = [f"{src} imports {dst}" for src, imports in IMPORTS.items() for dst, _, _ in imports
+           if src.startswith("polar.domains.") and dst.startswith("polar.domains.")
+           and dst != "polar.domains.registry" and src.split(".")[2] != dst.split(".")[2]]
+    assert not bad, "\n".join(bad)
 
 
 def test_nothing_imports_the_commands() -> None:

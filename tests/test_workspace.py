@@ -105,7 +105,7 @@ def test_from_the_checkout_the_shipped_library_is_read_only(monkeypatch) -> None
     monkeypatch.delenv("POLAR_HOME", raising=False)
     lib = open_library()
     assert lib.root == ROOT / "skills" and lib.get("goto").name == "goto"
-    from polar.skills.minigrid.primitives import primitive_skills
+    from polar.domains.minigrid.primitives import primitive_skills
 
     with pytest.raises(SkillError, match="never writes into.*polar init"):
         lib.register(primitive_skills()[0].model_copy(update={"name": "another_pickup"}))

@@ -475,7 +475,7 @@ def doctor_cmd(
 @skills_app.command("install-primitives")
 def primitives_cmd(library: Path = LIBRARY) -> None:
     """Register the MiniGrid primitives (pickup, drop, toggle) if missing or changed."""
-    from polar.skills.minigrid.primitives import install_primitives
+    from polar.domains.minigrid.primitives import install_primitives
 
     added = install_primitives(_lib(library))
     console.print(", ".join(s.ref for s in added) or "primitives already installed")

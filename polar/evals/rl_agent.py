@@ -26,6 +26,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from polar.domains.registry import domain_of, domains
 from polar.episode import EpisodeRecord
 from polar.errors import ConfigError
 from polar.evals.agents import EvalAgent, Information, Preparation, sha
@@ -45,18 +46,18 @@ from polar.harnesses.base import Harness
 from polar.harnesses.fingerprint import harness_fingerprint
 from polar.harnesses.rollout import play_episode
 
-FULL_OBSERVATION_KWARGS = {"minigrid:": {"full_grid": True}}  # harness family -> its `full` variant
 MULTITASK_ENV = "gym:polar.harnesses.multitask:MultiTaskEnv"
 ALL_TASKS = "@all-tasks"  # the work folder of a multitask run (no harness label can hold "@")
 
 
 def full_observation(entry: SuiteHarness) -> SuiteHarness:
     """The harness entry's full-observation variant (MiniGrid: the whole grid)."""
-    for prefix, kwargs in FULL_OBSERVATION_KWARGS.items():
-        if entry.id.startswith(prefix):
-            return entry.model_copy(update={"kwargs": {**entry.kwargs, **kwargs}})
+    domain = domain_of(entry.id)
+    if domain is not None and domain.full_observation is not None:
+        return entry.model_copy(update={"kwargs": {**entry.kwargs, **domain.full_observation}})
+    having = ", ".join(d.prefix for d in domains() if d.full_observation is not None)
     raise ConfigError(f"harness {entry.id!r}: observes: full needs a harness family with a full-observation "
-                      f"variant ({', '.join(FULL_OBSERVATION_KWARGS)}); set the harness kwargs yourself "
+                      f"variant ({having}); set the harness kwargs yourself "
                       "and declare what the agent observes")
 
 

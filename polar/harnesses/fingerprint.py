@@ -5,7 +5,8 @@ cell run again when the game changes.
   other source files beside them (a game split over modules: `keydoor_connector.py` imports
   `keydoor_game.py`); an alias (`base:`) adds the fingerprint of its base id;
 - `gym:pkg.module:EnvClass` (an entry point): the source file of `pkg.module`;
-- `gym:`/`minigrid:`/`maze:` registry ids: the versions of the packages that implement them.
+- `gym:` and domain (`minigrid:`, `maze:`) registry ids: the versions of the packages that
+  implement them (a domain names its own, polar.domains.registry).
 
 A file that cannot be read counts as its absence ("missing"), so the key still changes when it
 appears.
@@ -23,8 +24,7 @@ from polar.config import read_mapping
 
 SOURCE_SUFFIXES = {".py", ".js", ".ts", ".lua", ".json", ".yaml", ".yml", ".toml", ".txt", ".cfg", ".ini"}
 MAX_FILES = 200  # per folder: a game's sources, not a data set
-_PACKAGES = {"gym": ["gymnasium"], "minigrid": ["gymnasium", "minigrid"],
-             "maze": ["gymnasium", "gymnasium-robotics", "mujoco"]}
+GYM_PACKAGES = ("gymnasium",)
 
 
 def _sha(data: bytes) -> str:
@@ -73,14 +73,16 @@ def _spec_files(spec_path: Path) -> list[Path]:
 
 def harness_fingerprint(harness_id: str, _depth: int = 0) -> str:
     """A hash of what `harness_id`'s behaviour depends on (see the module docstring)."""
-    from polar.harnesses.registry import _FAMILIES, _yaml_specs
+    from polar.domains.registry import domain_of
+    from polar.harnesses.registry import _yaml_specs, families
 
     if _depth > 4:  # an alias chain that loops: the files seen so far decide
         return "alias-loop"
-    family, _, env_id = harness_id.partition(":")
-    if harness_id.startswith(_FAMILIES):
+    _, _, env_id = harness_id.partition(":")
+    if harness_id.startswith(families()):
         module, _, name = env_id.rpartition(":")
-        parts = [f"{p}={_version(p)}" for p in _PACKAGES[family]]
+        domain = domain_of(harness_id)
+        parts = [f"{p}={_version(p)}" for p in (domain.packages if domain else GYM_PACKAGES)]
         if module:
             spec = importlib.util.find_spec(module) if _importable(module) else None
             origin = Path(spec.origin) if spec is not None and spec.origin else None

@@ -1,5 +1,6 @@
-"""Resolve harness ids: `gym:<EnvId>`, `minigrid:<EnvId>`, `maze:<PointMazeId>`, a YAML spec name
-under `harnesses/` (e.g. `keydoor`), or a path to a YAML spec."""
+"""Resolve harness ids: `gym:<EnvId>`, a domain's `<prefix>:<EnvId>` (`minigrid:<EnvId>`,
+`maze:<PointMazeId>`: see polar.domains.registry), a YAML spec name under `harnesses/` (e.g.
+`keydoor`), or a path to a YAML spec."""
 
 from __future__ import annotations
 
@@ -13,13 +14,18 @@ import gymnasium as gym
 from pydantic import field_validator, model_validator
 
 from polar.config import StrictModel, check_safe_name, load_yaml
+from polar.domains.registry import domain_of, domains, prefixes
 from polar.errors import ConfigError, HarnessError
 from polar.harnesses.base import Harness, HarnessEnv, SuccessRule
 from polar.harnesses.connector.config import ConnectorConfig
 from polar.workspace import asset_dirs
 
 STEP_LIMIT_KWARGS = ("max_episode_steps", "max_steps")
-_FAMILIES = ("gym:", "minigrid:", "maze:")
+
+
+def families() -> tuple[str, ...]:
+    """Every harness id prefix: `gym:` and each domain's."""
+    return ("gym:", *prefixes())
 
 
 class UnknownHarness(ConfigError, HarnessError):
@@ -61,15 +67,15 @@ class HarnessFile(StrictModel):
     def _one_source(self) -> HarnessFile:
         if (self.base is None) == (self.connector is None):
             raise ValueError("give exactly one of `base` (a gym:/minigrid:/maze: id) or `connector`")
-        if self.base is not None and not self.base.startswith(_FAMILIES):
-            raise ValueError(f"base must start with one of {', '.join(_FAMILIES)}, got {self.base!r}")
+        if self.base is not None and not self.base.startswith(families()):
+            raise ValueError(f"base must start with one of {', '.join(families())}, got {self.base!r}")
         return self
 
 
 @dataclass(frozen=True)
 class HarnessListing:
     id: str
-    kind: str  # "yaml" | "gym" | "minigrid" | "maze"
+    kind: str  # "yaml" | "gym" | a domain's name ("minigrid", "maze")
     source: str
 
 
@@ -87,17 +93,17 @@ def _yaml_specs() -> dict[str, Path]:
 def list_harnesses(include_registered: bool = False) -> list[HarnessListing]:
     entries = [HarnessListing(name, "yaml", str(p)) for name, p in sorted(_yaml_specs().items())]
     if include_registered:
-        import minigrid  # noqa: F401 - registers MiniGrid/BabyAI ids
-
-        from polar.harnesses.maze import point_maze_ids
-
-        mazes = set(point_maze_ids())  # registers Gymnasium-Robotics' ids
-        entries.append(HarnessListing("maze:custom", "maze", "PointMaze over kwargs maze_map"))
+        claimed: dict[str, str] = {}  # gymnasium id -> the domain that adapts it
+        hidden: list[str] = []
+        for d in domains():
+            claimed.update({env_id: d.name for env_id in d.resolve(d.registered_ids)()})
+            hidden += d.hidden_entry_points
+            entries += [HarnessListing(f"{d.prefix}{env_id}", d.name, source) for env_id, source in d.extra_listings]
         for env_id, spec in sorted(gym.registry.items()):
             ep = str(spec.entry_point)
-            if ep.startswith("gymnasium_robotics") and env_id not in mazes:
-                continue  # only PointMaze is a harness family; the rest need their own adapter
-            kind = "maze" if env_id in mazes else "minigrid" if "minigrid" in ep else "gym"
+            kind = claimed.get(env_id, "gym")
+            if kind == "gym" and ep.startswith(tuple(hidden)):
+                continue  # a package's env a domain does not adapt (e.g. Gymnasium-Robotics beyond PointMaze)
             entries.append(HarnessListing(f"{kind}:{env_id}", kind, ep))
     return entries
 
@@ -135,25 +141,11 @@ def check_harness_id(harness_id: str) -> None:
     """Raise UnknownHarness unless `harness_id` names a harness this machine can make.
     Starts nothing: gym ids are looked up in the registry, specs are loaded and checked."""
     kind, _, env_id = harness_id.partition(":")
-    if kind == "maze" and env_id:
-        from polar.harnesses.maze import CUSTOM, point_maze_ids
-
-        if env_id != CUSTOM and env_id not in point_maze_ids():
-            raise UnknownHarness(f"unknown maze {harness_id!r}: use maze:custom (with maze_map) or one of "
-                                 + ", ".join(f"maze:{i}" for i in point_maze_ids()))
+    if (domain := domain_of(harness_id)) is not None and env_id:
+        domain.resolve(domain.check_id)(harness_id, env_id)
         return
-    if kind in ("gym", "minigrid") and env_id:
-        if kind == "minigrid":
-            import minigrid  # noqa: F401 - registers the MiniGrid and BabyAI ids
-        module, _, name = env_id.rpartition(":")
-        try:
-            if module and callable(getattr(importlib.import_module(module), name, None)):
-                return  # an entry point (`gym:pkg.module:EnvClass`): built without registration
-            gym.spec(name)
-        except ImportError as err:
-            raise UnknownHarness(f"{harness_id}: cannot import {module!r}: {err}") from None
-        except gym.error.Error as err:
-            raise UnknownHarness(f"{harness_id}: {err}") from None
+    if kind == "gym" and env_id:
+        check_gym_id(harness_id, env_id)
         return
     p = Path(harness_id)
     if p.suffix in (".yaml", ".yml"):
@@ -167,9 +159,23 @@ def check_harness_id(harness_id: str) -> None:
         return
     known = ", ".join(sorted(specs)) or "none"
     raise UnknownHarness(
-        f"unknown harness {harness_id!r}: use gym:<EnvId>, minigrid:<EnvId>, maze:<PointMazeId>, a YAML path, "
+        f"unknown harness {harness_id!r}: use gym:<EnvId>, {', '.join(d.id_help for d in domains())}, a YAML path, "
         f"or one of the specs under harnesses/ ({known})"
     )
+
+
+def check_gym_id(harness_id: str, env_id: str) -> None:
+    """Raise UnknownHarness unless `env_id` is a registered gymnasium id or an importable entry
+    point (`pkg.module:EnvClass`); a domain over gymnasium ids registers them first."""
+    module, _, name = env_id.rpartition(":")
+    try:
+        if module and callable(getattr(importlib.import_module(module), name, None)):
+            return  # an entry point (`gym:pkg.module:EnvClass`): built without registration
+        gym.spec(name)
+    except ImportError as err:
+        raise UnknownHarness(f"{harness_id}: cannot import {module!r}: {err}") from None
+    except gym.error.Error as err:
+        raise UnknownHarness(f"{harness_id}: {err}") from None
 
 
 def _from_file(path: Path, kwargs: dict[str, Any]) -> Harness:
@@ -191,22 +197,16 @@ def _from_file(path: Path, kwargs: dict[str, Any]) -> Harness:
 def make_harness(harness_id: str, **kwargs: Any) -> Harness:
     """Create a harness from its id. Raises HarnessError/ConfigError with a clear message;
     an id that names nothing raises UnknownHarness (a ConfigError)."""
-    if harness_id.startswith(_FAMILIES):
+    if harness_id.startswith(families()):
         check_harness_id(harness_id)
     if harness_id.startswith("gym:"):
         from polar.harnesses.gym import GymHarness
 
         return GymHarness(harness_id[4:], **kwargs)
-    if harness_id.startswith("maze:"):
-        from polar.harnesses.maze import MazeHarness
-
-        return MazeHarness(harness_id[5:], **kwargs)
-    if harness_id.startswith("minigrid:"):
-        from polar.harnesses.minigrid import MiniGridHarness
-
+    if (domain := domain_of(harness_id)) is not None:
         try:
-            return MiniGridHarness(harness_id[9:], **kwargs)
-        except TypeError as err:
+            return domain.resolve(domain.harness)(harness_id[len(domain.prefix):], **kwargs)
+        except TypeError as err:  # a keyword argument the adapter does not take
             raise HarnessError(f"{harness_id}: {err}") from None
     p = Path(harness_id)
     if p.suffix in (".yaml", ".yml"):

@@ -3,7 +3,7 @@
 The symbolic planner runs when it understands the whole task: every clause (split at
 commas, semicolons, "then" and "and") is a mission form it parses (go to / get to / reach X,
 pick up X, open / unlock X, put X next to Y) and no word is left over
-(`polar.harnesses.missions.unparsed_words`), or the task restates the goal the harness
+(the mission language's `unparsed_words`, polar.domains.registry.mission_language), or the task restates the goal the harness
 itself carries (its symbolic state's `goal`: the task is the harness's mission, parses to the
 same goal, or refers to "the mission"), e.g. "turn on the lamp" on a game whose mission it is.
 
@@ -14,9 +14,10 @@ the key, unlock the door, then head for the green square". The base model
 run here (its adapters or base weights missing, or what merging them on first use needs), and
 the reason says why.
 
-On a harness that publishes a maze (`maze:` ids and maze YAMLs: `spec.extra["maze"]`) the
-offline planner is the maze planner (`planners/maze.yaml`: a shortest path over the cells,
-`reach` per waypoint), for the tasks it understands: "go to the goal" and "go to cell (r, c)".
+A domain may choose first (its `choose_planner` hint, polar.domains.registry): on a harness that
+publishes a maze (`maze:` ids and maze YAMLs: `spec.extra["maze"]`) the offline planner is the
+maze planner (`planners/maze.yaml`: a shortest path over the cells, `reach` per waypoint), for
+the tasks it understands: "go to the goal" and "go to cell (r, c)".
 """
 
 from __future__ import annotations
@@ -24,10 +25,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from polar.domains.registry import domain_choices, mission_language
 from polar.errors import ConfigError
-from polar.harnesses.maze_map import maze_from_spec
-from polar.harnesses.missions import parse_mission, unparsed_words
-from polar.planners.maze import understands
 from polar.planners.symbolic import restated_goal
 
 SYMBOLIC, TRAINED, LOCAL_LLM, MAZE = "symbolic", "polar-planner", "local", "maze"
@@ -37,7 +36,7 @@ _CLAUSES = re.compile(r"[,;]|\bthen\b|\band\b|\.")
 def unparsed_clauses(task: str) -> list[str]:
     """The clauses of `task` that no mission form of the symbolic planner matches."""
     clauses = [c.strip() for c in _CLAUSES.split(task.lower())]
-    return [c for c in clauses if c and not parse_mission(c)]
+    return [c for c in clauses if c and not mission_language().parse_mission(c)]
 
 
 def trained_planner_problem(profile: str = TRAINED) -> str | None:
@@ -74,15 +73,15 @@ def language_model(why_not_offline: str) -> tuple[str, str]:
 def default_planner(task: str, spec: Any = None, state: Any = None) -> tuple[str, str]:
     """(profile name, why) for a task given without --planner, on the harness `spec` (None:
     any harness) whose symbolic state after reset is `state` (None: unknown or none)."""
-    if maze_from_spec(spec) is not None:
-        if understands(task):
-            return MAZE, "a maze harness: the maze planner (shortest path over the cells, reach per waypoint)"
-        return language_model(f"the maze planner understands 'go to the goal' and 'go to cell (r, c)', "
-                              f"not {task!r}")
+    for choose in domain_choices():
+        if (chosen := choose(task, spec)) is not None:  # (profile, why), or (None, why the LLM plans)
+            profile, why = chosen
+            return (profile, why) if profile is not None else language_model(why)
     if (why := restated_goal(task, state, spec)) is not None:
         return SYMBOLIC, f"{why}: the symbolic planner plans for its goal {', '.join(state.goal)}"
-    words = unparsed_words(task)
-    if not words and parse_mission(task):
+    missions = mission_language()
+    words = missions.unparsed_words(task)
+    if not words and missions.parse_mission(task):
         return SYMBOLIC, "the symbolic planner parses every part of the task"
     missing = unparsed_clauses(task) or ([" ".join(words)] if words else [task])
     return language_model(f"the symbolic planner cannot parse {', '.join(repr(c) for c in missing)}")

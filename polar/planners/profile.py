@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from polar.config import StrictModel, check_safe_name, read_mapping, validate
+from polar.domains.registry import domain_planner
 from polar.errors import ConfigError, PolarError
 from polar.llm.settings import BudgetLimits, LLMSettings
 from polar.planners.fit import ObservationMode
@@ -78,7 +79,7 @@ OFFLINE_OPTIONS: dict[str, dict[str, tuple[type, str]]] = {
 
 class SymbolicProfile(_Named):
     """An offline planner's profile; its options are read by polar.planners.symbolic (or, for
-    `backend: maze`, by polar.planners.maze)."""
+    `backend: maze`, by polar.domains.maze.planner)."""
 
     backend: Literal["symbolic", "maze"]
     name: str = "symbolic"
@@ -160,10 +161,8 @@ def load_planner_profile(path_or_name: str | Path, overrides: dict[str, Any] | N
 
 def load_planner(path_or_name: str | Path, overrides: dict[str, Any] | None = None) -> Planner:
     profile = load_planner_profile(path_or_name, overrides)
-    if isinstance(profile, SymbolicProfile) and profile.backend == "maze":
-        from polar.planners.maze import MazePlanner
-
-        return MazePlanner(profile)
+    if isinstance(profile, SymbolicProfile) and (planner := domain_planner(profile.backend)) is not None:
+        return planner(profile)  # a domain's own planner (`backend: maze`)
     if isinstance(profile, SymbolicProfile):
         from polar.planners.symbolic import SymbolicPlanner  # the lead's module; imported lazily
 

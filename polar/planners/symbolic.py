@@ -3,7 +3,7 @@
 It knows no skill by name. From the current symbolic state it regresses the goal over the
 skills' declared effects and preconditions (`context.skills`, the library's manifests):
 
-1. the goal atoms come from the task (`polar.harnesses.missions`), or from the harness's
+1. the goal atoms come from the task (the mission language, polar.domains.registry), or from the harness's
    own goal when the task restates it (its mission, or a task that refers to "the mission");
 2. for an unmet atom, a *candidate* is a skill with an effect that unifies with it: the
    effect's `{param}` placeholders are bound from the atom (`carrying({object},{color})` +
@@ -42,9 +42,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from polar.domains.registry import mission_language
 from polar.errors import NoSkillsError, PlannerError
 from polar.harnesses.base import HarnessSpec, SymbolicState
-from polar.harnesses.missions import parse_mission, unparsed_words
 from polar.planners.base import HistoryItem, PlannerContext, SkillInfo
 from polar.planners.decisions import Decision, Finish, SkillCall
 from polar.predicates import WILDCARDS, holds, matches, parse
@@ -126,7 +126,7 @@ def restated_goal(task: str, state: SymbolicState | None, spec: HarnessSpec | No
     own = [state.mission or "", spec.description.strip().split("\n")[0] if spec is not None else ""]
     if _plain(task) in {_plain(o) for o in own if o}:
         return "the task is the harness's mission"
-    parsed = parse_mission(task)
+    parsed = mission_language().parse_mission(task)
     if parsed and sorted(parsed) == sorted(state.goal):
         return "the task's goal is the harness's"
     if re.search(r"\bmission\b", task.lower()):
@@ -138,13 +138,13 @@ def restated_goal(task: str, state: SymbolicState | None, spec: HarnessSpec | No
 def task_warning(task: str, state: SymbolicState | None, spec: HarnessSpec | None) -> str | None:
     """What the symbolic planner drops of `task`, for a warning: None when it reads all of it
     (or the task is the harness's mission, whose goal it plans for)."""
-    words = unparsed_words(task)
+    words = mission_language().unparsed_words(task)
     why = restated_goal(task, state, spec)
     if not words or why == "the task is the harness's mission":
         return None
     if why is not None and state is not None:
         plan = f"{why}: it plans for the harness's goal {', '.join(state.goal)}"
-    elif (goal := parse_mission(task)) is not None:
+    elif (goal := mission_language().parse_mission(task)) is not None:
         plan = f"it plans for {', '.join(goal)} from the rest"
     else:
         plan = "it cannot plan for it"
@@ -156,7 +156,7 @@ def _goal(context: PlannerContext, state: SymbolicState) -> list[str]:
     task = context.task.strip()
     if restated_goal(task, state, context.spec) is not None:
         return list(state.goal)
-    goal = parse_mission(task)
+    goal = mission_language().parse_mission(task)
     if not goal:
         raise PlannerError(f"cannot parse the task {task!r}: {NEEDS_LLM}")
     return goal

@@ -46,7 +46,7 @@ def test_free_form_task_is_a_planner_failure_with_no_steps(library):
 
 
 def test_missing_skill_is_reported(tmp_path):
-    from polar.skills.minigrid.primitives import install_primitives
+    from polar.domains.minigrid.primitives import install_primitives
 
     lib = SkillLibrary(tmp_path)
     install_primitives(lib)  # no goto: nothing reaches the goal, the key or the door

@@ -11,9 +11,9 @@ import pytest
 
 from polar.agent.loop import Agent, AgentSettings
 from polar.agent.memory import MemoryHarness
+from polar.domains.minigrid.harness import MiniGridHarness
 from polar.errors import HarnessError
 from polar.harnesses.base import HarnessWrapper
-from polar.harnesses.minigrid import MiniGridHarness
 from polar.harnesses.registry import make_harness
 from polar.planners.profile import load_planner
 from polar.skills.model import SkillError

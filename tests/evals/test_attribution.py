@@ -14,11 +14,11 @@ import pytest
 import torch
 import yaml
 
+from polar.domains.minigrid.primitives import install_primitives
 from polar.evals.runner import run_cells, run_suite
 from polar.harnesses.registry import make_harness
 from polar.rl.config import NetworkConfig
 from polar.rl.policy import make_policy
-from polar.skills.minigrid.primitives import install_primitives
 from polar.skills.store import SkillLibrary
 from tests.llm_server import Reply, ScriptedLLMServer
 

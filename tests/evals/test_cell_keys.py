@@ -7,9 +7,9 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from polar.domains.minigrid.primitives import primitive_skills
 from polar.evals.runner import run_cells
 from polar.harnesses.fingerprint import harness_fingerprint
-from polar.skills.minigrid.primitives import primitive_skills
 from polar.skills.store import SkillLibrary
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -62,7 +62,7 @@ def test_held_out_phrasings_are_in_no_training_source() -> None:
     import importlib.util
 
     from polar.config import load_yaml
-    from polar.harnesses.missions import parse_mission
+    from polar.domains.minigrid.missions import parse_mission
     from polar.planners.dataset import read_paraphrases
 
     root = Path(__file__).resolve().parents[2]

@@ -109,7 +109,7 @@ def test_compute_results_counts_every_cell(tmp_path: Path) -> None:
 def test_changed_inputs_rerun_only_that_agent(tmp_path: Path) -> None:
     """Editing the planner profile or the skill library (files the suite only names) invalidates
     that planner's finished cells; other agents' cells are reused."""
-    from polar.skills.minigrid.primitives import install_primitives, primitive_skills
+    from polar.domains.minigrid.primitives import install_primitives, primitive_skills
     from polar.skills.store import SkillLibrary
 
     root = Path(__file__).resolve().parents[2]

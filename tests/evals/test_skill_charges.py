@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from polar.domains.minigrid.primitives import install_primitives
 from polar.evals.planner_agent import skill_charges
 from polar.evals.runner import run_suite
 from polar.harnesses.registry import make_harness
-from polar.skills.minigrid.primitives import install_primitives
 from polar.skills.store import SkillLibrary
 from tests.skills.conftest import tiny_policy
 

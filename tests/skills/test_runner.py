@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from polar.domains.minigrid.primitives import install_primitives
 from polar.harnesses.registry import make_harness
-from polar.skills.minigrid.primitives import install_primitives
 from polar.skills.model import Hook, SkillError, SkillLoadError
 from polar.skills.runner import evaluate_skill, run_skill
 from polar.skills.store import SkillLibrary
@@ -161,13 +161,13 @@ def test_evaluate_measures_from_start_states(library: SkillLibrary) -> None:
 
 
 def test_feature_hook_and_code_termination_from_the_goto_module(library: SkillLibrary, doorkey) -> None:
-    goto = pytest.importorskip("polar.skills.minigrid.goto")
+    goto = pytest.importorskip("polar.domains.minigrid.goto")
     h, obs = doorkey
     policy = tiny_policy(obs_space=goto.observation_space(), act_space=goto.gym.spaces.Discrete(3))
     skill = library.register_policy(policy, **manifest(
         name="goto_untrained", parameters={"object": ["key", "door", "goal"], "color": ["yellow", "red"]},
-        features={"fn": "polar.skills.minigrid.goto:hook_features"},
-        termination={"check": "polar.skills.minigrid.goto:hook_done"}, step_budget=5))
+        features={"fn": "polar.domains.minigrid.goto:hook_features"},
+        termination={"check": "polar.domains.minigrid.goto:hook_done"}, step_budget=5))
     want = policy.value(goto.features(h.capability("grid"), "door", None))
     out = run_skill(skill, h, {"object": "door"}, obs=obs).outcome
     assert out.affordance == pytest.approx(want)

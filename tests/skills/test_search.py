@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from polar.skills.minigrid.primitives import install_primitives, primitive_skills
+from polar.domains.minigrid.primitives import install_primitives, primitive_skills
 from polar.skills.model import Measurement, Skill
 from polar.skills.search import bm25, rank, tokens
 from polar.skills.store import SkillLibrary

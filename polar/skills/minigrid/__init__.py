@@ -1,7 +1,6 @@
-"""MiniGrid skills: the trained `goto` policy (features, hooks, training env, measurement) and
-the one-action primitives (`pickup`, `drop`, `toggle`, `left`, `right`).
+"""Compatibility paths for MiniGrid's skills, which live in `polar.domains.minigrid`.
 
-Nothing here is imported by `polar.skills` itself: a harness-specific skill is found through
-the hook paths in its manifest (`polar.skills.minigrid.goto:hook_features`), and it reads
-privileged simulator state through a capability the harness declares (`"grid"`).
+Committed skill manifests name their hooks by module path (`polar.skills.minigrid.goto:hook_features`,
+`polar.skills.minigrid.memory:act`); the manifest is part of what a skill is, so these paths stay
+and each module here is the domain module itself (`sys.modules` points the old name at it).
 """

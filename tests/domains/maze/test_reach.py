@@ -1,4 +1,4 @@
-"""The reach skill's policy input, termination and training env (polar/skills/maze/reach.py)."""
+"""The reach skill's policy input, termination and training env (polar/domains/maze/reach.py)."""
 
 from pathlib import Path
 
@@ -6,10 +6,8 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
-from polar.errors import ConfigError, HarnessError
-from polar.harnesses import make_harness
-from polar.harnesses.maze_map import MazeMap, random_maze
-from polar.skills.maze.reach import (
+from polar.domains.maze.maze_map import MazeMap, random_maze
+from polar.domains.maze.reach import (
     OBS_DIM,
     PATCH,
     THRESHOLD,
@@ -20,6 +18,8 @@ from polar.skills.maze.reach import (
     hook_features,
     local_view,
 )
+from polar.errors import ConfigError, HarnessError
+from polar.harnesses import make_harness
 
 
 @pytest.fixture(scope="module")
@@ -172,7 +172,7 @@ def test_recipe_validates_and_her_reward_is_the_env_reward():
     from polar.config import load_yaml
     from polar.rl.common.her import goal_reward_fn
 
-    recipes = Path(__file__).resolve().parents[2] / "skills" / "recipes"
+    recipes = Path(__file__).resolve().parents[3] / "skills" / "recipes"
     cfg = load_yaml(recipes / "reach.yaml", rl_config.TrainConfig)
     check = load_yaml(recipes / "reach_check.yaml", rl_config.TrainConfig)
     assert check.sac.her == cfg.sac.her and check.network == cfg.network
@@ -190,7 +190,7 @@ def test_shipped_reach_rolls_to_a_neighbouring_cell_in_an_open_maze():
 
     from polar.skills import SkillLibrary, run_skill
 
-    lib = SkillLibrary(Path(__file__).resolve().parents[2] / "skills")
+    lib = SkillLibrary(Path(__file__).resolve().parents[3] / "skills")
     skill = lib.get("reach")
     assert skill.kind == "policy" and skill.features is not None
     h = make_harness("maze:PointMaze_Open-v3", position_noise=0.0)

@@ -1,7 +1,7 @@
 """`GotoEnv`: the goal-conditioned Gymnasium env the goto skill is trained on.
 
 Use it as a harness through its entry point, with no registration step:
-`gym:polar.skills.minigrid.goto_env:GotoEnv` (see `skills/recipes/goto_harnesses/`).
+`gym:polar.domains.minigrid.goto_env:GotoEnv` (see `skills/recipes/goto_harnesses/`).
 """
 
 from __future__ import annotations
@@ -16,10 +16,8 @@ import numpy as np
 from minigrid.core.world_object import Ball, Box, Key, WorldObj
 from minigrid.minigrid_env import MiniGridEnv
 
-from polar.errors import ConfigError
-from polar.harnesses import minigrid_obs
-from polar.harnesses.minigrid import DIR_VECTORS
-from polar.skills.minigrid.goto import (
+from polar.domains.minigrid import obs as minigrid_obs
+from polar.domains.minigrid.goto import (
     COLORS,
     CROP,
     NUM_ACTIONS,
@@ -28,6 +26,8 @@ from polar.skills.minigrid.goto import (
     observation_space,
     succeeded,
 )
+from polar.domains.minigrid.harness import DIR_VECTORS
+from polar.errors import ConfigError
 
 PASSABLE = ("goal", "floor")
 

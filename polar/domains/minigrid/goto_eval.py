@@ -16,10 +16,10 @@ from typing import Any, Protocol
 import numpy as np
 from minigrid.minigrid_env import MiniGridEnv
 
-from polar.harnesses.minigrid import DIR_VECTORS
+from polar.domains.minigrid.goto import features, succeeded
+from polar.domains.minigrid.goto_env import passable
+from polar.domains.minigrid.harness import DIR_VECTORS
 from polar.harnesses.rollout import rollout
-from polar.skills.minigrid.goto import features, succeeded
-from polar.skills.minigrid.goto_env import passable
 from polar.statistics import wilson_interval
 
 

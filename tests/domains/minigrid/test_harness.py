@@ -4,8 +4,8 @@ import numpy as np
 from minigrid.core.actions import Actions
 from minigrid.core.world_object import Ball, Key, Wall
 
+from polar.domains.minigrid.harness import DIR_VECTORS
 from polar.harnesses import make_harness
-from polar.harnesses.minigrid import DIR_VECTORS
 
 
 def _face(h, target):

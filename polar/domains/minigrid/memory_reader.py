@@ -17,9 +17,8 @@ from typing import Any
 import numpy as np
 from minigrid.core.constants import IDX_TO_COLOR, IDX_TO_OBJECT, OBJECT_TO_IDX
 
-from polar.harnesses.base import SymbolicObject, SymbolicState
-from polar.harnesses.minigrid_obs import view_offsets
-from polar.harnesses.minigrid_state import (
+from polar.domains.minigrid.obs import view_offsets
+from polar.domains.minigrid.state import (
     _STATE_NAMES,
     DIR_VECTORS,
     DIRECTIONS,
@@ -28,6 +27,7 @@ from polar.harnesses.minigrid_state import (
     grid_state,
     reach_objects,
 )
+from polar.harnesses.base import SymbolicObject, SymbolicState
 from polar.harnesses.sighting import Cell, Code, MemoryView, Sighting
 
 UNSEEN = (OBJECT_TO_IDX["unseen"], 0, 0)  # what the view shows where sight is blocked

@@ -8,7 +8,7 @@ within 0.45 of it (the package's rule); `info["success"]` says so at every step.
 
 Ids: any registered PointMaze id (`maze:PointMaze_UMaze-v3`, `maze:PointMaze_Medium-v3`,
 `maze:PointMaze_Large-v3`, the `...Dense-v3` variants), or `maze:custom` with a `maze_map`
-(strings such as `"1 0 0 g 1"`, see polar.harnesses.maze_map). Keyword arguments beyond the
+(strings such as `"1 0 0 g 1"`, see polar.domains.maze.maze_map). Keyword arguments beyond the
 package's (`reward_type`, `continuing_task`, `reset_target`, `maze_map`, `max_episode_steps`):
 
 - `continuing_task` (default False here, True in the package): reaching the goal
@@ -32,10 +32,10 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from polar.domains.maze.maze_map import Cell, MazeMap
 from polar.errors import ConfigError, HarnessError
 from polar.harnesses.base import HarnessSpec, SymbolicObject, SymbolicState
 from polar.harnesses.gym import GymHarness
-from polar.harnesses.maze_map import Cell, MazeMap
 from polar.harnesses.spaces import space_to_spec
 
 CUSTOM = "custom"
@@ -56,6 +56,15 @@ def point_maze_ids() -> list[str]:
     """Every registered PointMaze env id (without the `maze:` prefix)."""
     _register()
     return sorted(i for i in gym.registry if i.startswith("PointMaze_"))
+
+
+def check_id(harness_id: str, env_id: str) -> None:
+    """Raise UnknownHarness unless `env_id` is `custom` or a registered PointMaze id."""
+    from polar.harnesses.registry import UnknownHarness
+
+    if env_id != CUSTOM and env_id not in point_maze_ids():
+        raise UnknownHarness(f"unknown maze {harness_id!r}: use maze:custom (with maze_map) or one of "
+                             + ", ".join(f"maze:{i}" for i in point_maze_ids()))
 
 
 def _default_steps(maze: MazeMap) -> int:

@@ -6,8 +6,8 @@ from minigrid.core.actions import Actions
 from minigrid.minigrid_env import MiniGridEnv
 from minigrid.wrappers import FullyObsWrapper
 
+from polar.domains.minigrid.obs import full_grid, gen_obs, view_offsets
 from polar.harnesses import make_harness
-from polar.harnesses.minigrid_obs import full_grid, gen_obs, view_offsets
 
 # Doors locked and open, keys carried, boxes, repeated colours, lava, several rooms, a 5x5 view,
 # see-through walls, a grid narrower than the view (every view crosses the border).
@@ -81,7 +81,7 @@ def test_view_offsets_put_the_agent_at_the_bottom_middle_facing_up():
 
 
 def test_gotos_training_env_steps_its_minigrid_envs_with_the_fast_view():
-    from polar.skills.minigrid.goto_env import GotoEnv
+    from polar.domains.minigrid.goto_env import GotoEnv
 
     env = GotoEnv()
     env.reset(seed=0)

@@ -18,9 +18,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from polar.domains.maze.maze_map import Cell, MazeMap, maze_from_spec
+from polar.domains.registry import mission_language
 from polar.errors import NoSkillsError, PlannerError
-from polar.harnesses.maze_map import Cell, MazeMap, maze_from_spec
-from polar.harnesses.missions import parse_mission
 from polar.planners.base import PlannerContext
 from polar.planners.decisions import Decision, Finish, SkillCall
 
@@ -33,8 +33,19 @@ OPTIONS = ("skill", "lookahead", "max_repeats")
 def understands(task: str) -> bool:
     """Whether the maze planner plans `task` by its words alone: "go to the goal" or "go to
     cell (r, c)" (the harness's own mission is accepted too, once its state is known)."""
-    return bool(_CELL_TASK.search(task)) or parse_mission(task) == ["at(goal)"]
+    return bool(_CELL_TASK.search(task)) or mission_language().parse_mission(task) == ["at(goal)"]
 
+
+
+def choose_planner(task: str, spec: Any) -> tuple[str | None, str] | None:
+    """The planner choice on a maze harness (the `choose_planner` hint, polar.planners.choose):
+    the maze planner for the tasks it understands, else (None, why) for a language model; None
+    on a harness that publishes no maze."""
+    if maze_from_spec(spec) is None:
+        return None
+    if understands(task):
+        return "maze", "a maze harness: the maze planner (shortest path over the cells, reach per waypoint)"
+    return None, f"the maze planner understands 'go to the goal' and 'go to cell (r, c)', not {task!r}"
 
 def _cell_of(predicates: list[str], pattern: re.Pattern[str]) -> Cell | None:
     for p in predicates:
@@ -98,7 +109,7 @@ class MazePlanner:
         """(goal cell, whether the task is the goal point) for the task."""
         if m := _CELL_TASK.search(task):
             return (int(m.group(1)), int(m.group(2))), False
-        atoms = parse_mission(task) or (goal if mission and task.strip() == mission else None)
+        atoms = mission_language().parse_mission(task) or (goal if mission and task.strip() == mission else None)
         if atoms != ["at(goal)"]:
             raise PlannerError(f"the maze planner understands 'go to the goal' and 'go to cell (r, c)', "
                                f"not {task!r}; use an LLM planner for other tasks")

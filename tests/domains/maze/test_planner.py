@@ -4,13 +4,13 @@ PointMaze_Large with a scripted (PD) reach standing in for the trained skill."""
 import numpy as np
 import pytest
 
+from polar.domains.maze.planner import MazePlanner, waypoint
+from polar.domains.maze.reach import hook_done, scripted_action, target_of
 from polar.errors import ConfigError, PlannerError
 from polar.harnesses import make_harness
 from polar.planners.base import HistoryItem, PlannerContext, SkillInfo
 from polar.planners.decisions import Finish, SkillCall, describe_decision
-from polar.planners.maze import MazePlanner, waypoint
 from polar.planners.profile import load_planner
-from polar.skills.maze.reach import hook_done, scripted_action, target_of
 
 
 def _ctx(h, task="go to the goal", history=(), skills=()):
@@ -160,7 +160,7 @@ def test_polar_task_on_a_maze_without_planner_reaches_the_goal_with_the_shipped_
     import sys
     from pathlib import Path
 
-    repo = Path(__file__).resolve().parents[2]
+    repo = Path(__file__).resolve().parents[3]
     r = subprocess.run([sys.executable, "-m", "polar", "task", "go to the goal", "--harness",
                         "maze:PointMaze_Large-v3", "--seed", "3", "--out", str(tmp_path / "run")],
                        capture_output=True, text=True, cwd=tmp_path, timeout=120,

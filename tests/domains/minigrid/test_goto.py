@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 from minigrid.core.world_object import Ball, Door, Key, Wall
 
+from polar.domains.minigrid import goto, goto_env
+from polar.domains.minigrid.goto import COLORS, CROP, TARGET_TYPES, features, succeeded
+from polar.domains.minigrid.goto_env import GotoEnv, reachable
 from polar.errors import ConfigError
-from polar.skills.minigrid import goto, goto_env
-from polar.skills.minigrid.goto import COLORS, CROP, TARGET_TYPES, features, succeeded
-from polar.skills.minigrid.goto_env import GotoEnv, reachable
 
 R = CROP // 2
 N_TYPES = len(TARGET_TYPES)
@@ -214,7 +214,7 @@ def test_entry_point_harness_id_builds_the_env_without_registration():
     from polar.harnesses.registry import make_harness
 
     before = set(gym.registry)
-    h = make_harness("gym:polar.skills.minigrid.goto_env:GotoEnv", layouts=["MiniGrid-DoorKey-5x5-v0"])
+    h = make_harness("gym:polar.domains.minigrid.goto_env:GotoEnv", layouts=["MiniGrid-DoorKey-5x5-v0"])
     obs, _ = h.reset(seed=0)
     assert h.action_space.n == 3 and obs["target"].shape == (goto.TARGET_DIM,)
     assert set(gym.registry) == before  # nothing registered as a side effect
@@ -269,9 +269,9 @@ def test_shipped_skill_reaches_the_key_on_doorkey_8x8(one_thread):
     each success must also be near the shortest path."""
     from pathlib import Path
 
+    from polar.domains.minigrid.goto_eval import optimal_steps
     from polar.harnesses.registry import make_harness
     from polar.skills import SkillLibrary, run_skill
-    from polar.skills.minigrid.goto_eval import optimal_steps
 
     lib = SkillLibrary(Path(__file__).resolve().parents[3] / "skills")
     skill = lib.get("goto")

@@ -1,6 +1,6 @@
 import pytest
 
-from polar.harnesses.missions import parse_mission
+from polar.domains.minigrid.missions import parse_mission
 
 
 @pytest.mark.parametrize("text,goal", [
@@ -37,6 +37,6 @@ def test_unparseable_mission(text):
     ("pick up the blue key and then go to the goal", []),
 ])
 def test_unparsed_words_are_what_the_mission_parser_drops(text, words):
-    from polar.harnesses.missions import unparsed_words
+    from polar.domains.minigrid.missions import unparsed_words
 
     assert unparsed_words(text) == words

@@ -1,6 +1,6 @@
 """MiniGrid's predicates over a grid world (`PREDICATE_VOCABULARY`), from the true grid (the
-harness, `polar.harnesses.minigrid`) or from the agent's memory of the cells it has seen
-(`polar.harnesses.minigrid_memory`): the same code over either."""
+harness, `polar.domains.minigrid.harness`) or from the agent's memory of the cells it has seen
+(`polar.domains.minigrid.memory_reader`): the same code over either."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from collections.abc import Callable
 
 from minigrid.core.constants import IDX_TO_COLOR, IDX_TO_OBJECT
 
+from polar.domains.minigrid.missions import PORTABLE, parse_mission
 from polar.harnesses.base import SymbolicObject, SymbolicState
-from polar.harnesses.missions import PORTABLE, parse_mission
 
 DIRECTIONS = ("east", "south", "west", "north")  # MiniGrid's agent_dir 0..3
 DIR_VECTORS = ((1, 0), (0, 1), (-1, 0), (0, -1))
@@ -73,7 +73,7 @@ def grid_state(objects: list[SymbolicObject], walkable: Callable[[Cell], bool], 
     """The predicates of `PREDICATE_VOCABULARY` over a grid world: its objects (not walls or
     floor), which cells can be walked on, which are empty, the agent's pose and carried
     object. The harness calls it with the true grid, the agent's memory
-    (`polar.harnesses.minigrid_memory`) with the cells it has seen."""
+    (`polar.domains.minigrid.memory_reader`) with the cells it has seen."""
     by_pos = {o.pos: o for o in objects}
     refs = _references(objects, carrying)
     ax, ay = pos

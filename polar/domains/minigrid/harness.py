@@ -14,12 +14,9 @@ from minigrid.core.constants import IDX_TO_COLOR, IDX_TO_OBJECT
 from minigrid.envs import GoToDoorEnv, GoToObjectEnv
 from minigrid.minigrid_env import MiniGridEnv
 
-from polar.errors import ConfigError
-from polar.harnesses import minigrid_obs
-from polar.harnesses.base import Harness, HarnessSpec, StepResult, SymbolicObject, SymbolicState
-from polar.harnesses.gym import _first_paragraph, make_gym_env
-from polar.harnesses.minigrid_memory import READER
-from polar.harnesses.minigrid_state import (  # noqa: F401 - DIRECTIONS, DIR_VECTORS, PREDICATE_VOCABULARY: shared names
+from polar.domains.minigrid import obs as minigrid_obs
+from polar.domains.minigrid.memory_reader import READER
+from polar.domains.minigrid.state import (  # noqa: F401 - DIRECTIONS, DIR_VECTORS, PREDICATE_VOCABULARY: shared names
     _STATE_NAMES,
     DIR_VECTORS,
     DIRECTIONS,
@@ -27,6 +24,9 @@ from polar.harnesses.minigrid_state import (  # noqa: F401 - DIRECTIONS, DIR_VEC
     _cell_code,
     grid_state,
 )
+from polar.errors import ConfigError
+from polar.harnesses.base import Harness, HarnessSpec, StepResult, SymbolicObject, SymbolicState
+from polar.harnesses.gym import _first_paragraph, make_gym_env
 from polar.harnesses.spaces import HARNESS_SAMPLER, sampler_seed, space_to_spec
 
 MISSION_CHARSET = string.ascii_letters + string.digits + " ,.'-_"
@@ -41,6 +41,19 @@ def _obj_state(obj: Any) -> str | None:
     return "open" if obj.is_open else ("locked" if obj.is_locked else "closed")
 
 
+def check_id(harness_id: str, env_id: str) -> None:
+    """Raise UnknownHarness unless `env_id` is a MiniGrid/BabyAI id (registered by importing
+    minigrid, above) or an importable entry point."""
+    from polar.harnesses.registry import check_gym_id
+
+    check_gym_id(harness_id, env_id)
+
+
+def registered_ids() -> list[str]:
+    """The gymnasium ids MiniGrid and BabyAI register."""
+    return [env_id for env_id, spec in gym.registry.items() if "minigrid" in str(spec.entry_point)]
+
+
 class MiniGridHarness(Harness):
     """`full_grid: true` (a harness kwarg) shows the whole grid (MiniGrid's FullyObsWrapper:
     object, colour, state per cell, the agent as an object whose state is its direction)
@@ -48,18 +61,18 @@ class MiniGridHarness(Harness):
     `odometry: true` adds the agent's own pose to each observation (`agent_pos`, and
     `agent_dir`, the same as `direction`): odometry a robot has, and what the agent's memory
     of what it has seen needs to place the view on a map (`capability("memory_reader")`,
-    `polar/harnesses/minigrid_memory.py`, docs/memory.md); no grid is read for it.
+    `polar/domains/minigrid/memory_reader.py`, docs/memory.md); no grid is read for it.
     `rgb: true` shows the agent's view as pixels (MiniGrid's RGBImgPartialObsWrapper,
     `tile_size` px per cell) instead of the symbolic index grid. `fast_obs: false` keeps
     MiniGrid's own observation encoding (the default one-pass encoding gives the same arrays,
-    `polar/harnesses/minigrid_obs.py`)."""
+    `polar/domains/minigrid/obs.py`)."""
 
     def __init__(self, env_id: str, description: str | None = None, full_grid: bool = False, rgb: bool = False,
                  tile_size: int = 8, fast_obs: bool = True, odometry: bool = False, **kwargs: Any) -> None:
         if full_grid and rgb:
             raise ConfigError(f"{env_id}: full_grid and rgb together are not offered (pick one)")
         self.env = make_gym_env(env_id, **kwargs)
-        if fast_obs:  # the same observations, encoded in one pass (polar/harnesses/minigrid_obs.py)
+        if fast_obs:  # the same observations, encoded in one pass (polar/domains/minigrid/obs.py)
             minigrid_obs.install(self.env.unwrapped)
         if full_grid:
             from minigrid.wrappers import FullyObsWrapper

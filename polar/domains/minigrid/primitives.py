@@ -5,7 +5,7 @@ Their preconditions and effects are what the symbolic planner regresses over (se
 
 They carry no weights. `install_primitives(library)` registers any that are missing or
 whose definition changed (a new version), so running it twice changes nothing.
-`python -m polar.skills.minigrid.primitives [ROOT]` does that for a library folder.
+`python -m polar.domains.minigrid.primitives [ROOT]` does that for a library folder.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import sys
 
-from polar.harnesses.missions import COLORS, PORTABLE
+from polar.domains.minigrid.missions import COLORS, PORTABLE
 from polar.skills.model import Skill
 from polar.skills.search_path import Library, open_library
 from polar.skills.store import SkillLibrary

@@ -5,10 +5,10 @@ import os
 import numpy as np
 import pytest
 
+from polar.domains.maze.maze_map import MazeMap
 from polar.errors import ConfigError, HarnessError
 from polar.harnesses import make_harness
 from polar.harnesses.check import check_harness
-from polar.harnesses.maze_map import MazeMap
 
 SMALL = ["1 1 1 1 1", "1 r 0 0 1", "1 1 1 0 1", "1 g 0 0 1", "1 1 1 1 1"]  # the U maze, marked
 

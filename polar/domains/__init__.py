@@ -1,0 +1,1 @@
+"""Domain wings: everything one world (MiniGrid, PointMaze) brings to Polar, one folder each."""
