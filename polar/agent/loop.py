@@ -24,6 +24,7 @@ from polar.harnesses.rollout import Verdict, judge, unsolved_cause
 from polar.planners.base import HistoryItem, Planner, PlannerContext
 from polar.planners.decisions import Decision, Finish, PolicyCode, describe_decision
 from polar.sandboxes.profiles import SandboxProfile
+from polar.skills.catalog import SkillCatalog
 
 EventHook = Callable[[str, dict[str, Any]], None]
 Failure = tuple[FailureCause, str | None]
@@ -48,7 +49,7 @@ class AgentSettings:
 class Agent:
     """Runs episodes of one planner over one skill library."""
 
-    def __init__(self, planner: Planner, library: Any = None, settings: AgentSettings | None = None,
+    def __init__(self, planner: Planner, library: SkillCatalog | None = None, settings: AgentSettings | None = None,
                  on_event: EventHook | None = None, agent_name: str | None = None) -> None:
         self.planner = planner
         self.library = library
@@ -207,7 +208,7 @@ class Repeats:
         return f"{feedback} {note}" if feedback else note
 
 
-def run_episode(task: str, harness: Harness, planner: Planner, library: Any = None,
+def run_episode(task: str, harness: Harness, planner: Planner, library: SkillCatalog | None = None,
                 seed: int | None = None, settings: AgentSettings | None = None,
                 on_event: EventHook | None = None) -> EpisodeRecord:
     return Agent(planner, library, settings, on_event).run(task, harness, seed=seed)

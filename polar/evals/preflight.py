@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from polar.errors import ConfigError, PolarError
+from polar.evals.planner_agent import PlannerProfiles
 from polar.evals.suite import (
     HRLAgentConfig,
     PlannerAgentConfig,
@@ -22,8 +23,9 @@ from polar.evals.suite import (
 )
 
 
-def check_suite(suite: Suite) -> None:
-    """Raise ConfigError listing every reference of `suite` that does not resolve."""
+def check_suite(suite: Suite, profiles: PlannerProfiles | None = None) -> None:
+    """Raise ConfigError listing every reference of `suite` that does not resolve (`profiles`:
+    the run's planner profiles; what is resolved here is what the cells use)."""
     from polar.harnesses.registry import check_harness_id
 
     problems: list[str] = []
@@ -40,7 +42,7 @@ def check_suite(suite: Suite) -> None:
         check(f"harnesses.{i}.id", lambda entry=entry: check_harness_id(entry.id))
     for i, agent in enumerate(suite.agents):
         if isinstance(agent, PlannerAgentConfig):
-            _check_planner_agent(agent, f"agents.{i}", check)
+            _check_planner_agent(agent, f"agents.{i}", check, PlannerProfiles() if profiles is None else profiles)
         elif isinstance(agent, PureRLAgentConfig):
             _check_rl_agent(agent, f"agents.{i}", suite, check)
         elif isinstance(agent, HRLAgentConfig):
@@ -50,17 +52,13 @@ def check_suite(suite: Suite) -> None:
 
 
 def _check_planner_agent(agent: PlannerAgentConfig, field: str,
-                         check: Callable[[str, Callable[[], object]], bool]) -> None:
-    from polar.evals.planner_agent import profile_overrides
-    from polar.planners.profile import load_planner_profile
+                         check: Callable[[str, Callable[[], object]], bool], profiles: PlannerProfiles) -> None:
     from polar.prompts.templates import load_template
     from polar.skills.search_path import open_library
 
-    backend: list[str] = []
-    if (check(f"{field}.planner", lambda: backend.append(load_planner_profile(agent.planner).backend))
+    if (check(f"{field}.planner", lambda: profiles(agent).as_written())
             and (agent.template is None or check(f"{field}.template", lambda: load_template(agent.template or "")))):
-        check(f"{field}.overrides",
-              lambda: load_planner_profile(agent.planner, profile_overrides(agent, backend[0]) or None))
+        check(f"{field}.overrides", lambda: profiles(agent).built())
         for seed in agent.seed_models or {}:
             check(f"{field}.seed_models.{seed}", lambda seed=seed: agent.for_seed(seed))
     if agent.skills is not None:

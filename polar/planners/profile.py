@@ -179,13 +179,13 @@ def load_planner_profile(path_or_name: str | Path, overrides: dict[str, Any] | N
     return profile_from(*read_profile(path_or_name), overrides)
 
 
-def load_planner(path_or_name: str | Path, overrides: dict[str, Any] | None = None) -> Planner:
-    return planner_from(load_planner_profile(path_or_name, overrides))
-
-
-def planner_from(profile: PlannerProfile) -> Planner:
-    """The planner a validated profile describes (a caller that resolved the profile already
-    builds from it here instead of reading the file again)."""
+def load_planner(profile: str | Path | PlannerProfile, overrides: dict[str, Any] | None = None) -> Planner:
+    """The planner a profile describes: a path or name (read and validated here, with
+    `overrides`), or a profile a caller already resolved (built as it is)."""
+    if isinstance(profile, str | Path):
+        profile = load_planner_profile(profile, overrides)
+    elif overrides:
+        raise ConfigError("load_planner: overrides apply to a profile read here, not to a resolved one")
     if isinstance(profile, SymbolicProfile) and (planner := domain_planner(profile.backend)) is not None:
         return planner(profile)  # a domain's own planner (`backend: maze`)
     if isinstance(profile, SymbolicProfile):
