@@ -21,6 +21,7 @@ from polar.evals.suite import (
     Suite,
     SuiteHarness,
 )
+from polar.skills.catalog import SkillCatalog
 
 
 def check_suite(suite: Suite, profiles: PlannerProfiles | None = None) -> None:
@@ -122,10 +123,10 @@ def _check_hrl_agent(agent: HRLAgentConfig, field: str, check: Callable[[str, Ca
 
     if agent.recipe is not None:
         _check_recipe(agent.recipe, agent.name, f"{field}.recipe", check)
-    lib: list = []
-    if check(f"{field}.skills", lambda: lib.append(skill_library(agent))) and agent.options is not None:
+    opened: list[SkillCatalog] = []  # the library, once it opens
+    if check(f"{field}.skills", lambda: opened.append(skill_library(agent))) and agent.options is not None:
         for k, opt in enumerate(agent.options):
-            check(f"{field}.options.{k}", lambda opt=opt: lib[0].get(opt.skill).bind(opt.args))
+            check(f"{field}.options.{k}", lambda opt=opt: opened[0].get(opt.skill).bind(opt.args))
 
 
 def _raise(message: str) -> None:
