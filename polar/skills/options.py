@@ -120,7 +120,7 @@ class OptionEnv(gym.Env):
             harness = make_harness(harness, **kwargs)
         self.harness = _Watch(harness)
         self.skills_root = skills
-        self.library = open_library(skills)
+        self.library: SkillCatalog = open_library(skills)
         self.options = [{"skill": str(o["skill"]), "args": dict(o.get("args", {}))} for o in options]
         self._skills = {o["skill"]: self.library.get(o["skill"]) for o in self.options}
         for o in self.options:  # bad arguments fail now, not mid-training
