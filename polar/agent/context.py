@@ -11,6 +11,7 @@ from polar.errors import PolarError
 from polar.harnesses.base import Harness
 from polar.planners.base import HistoryItem, PlannerContext, SkillInfo
 from polar.sandboxes.base import to_plain
+from polar.skills.catalog import SkillCatalog
 from polar.skills.model import Skill
 
 
@@ -37,7 +38,7 @@ def skill_info(skill: Skill, harness_id: str | None = None, affordance: float | 
 class ContextBuilder:
     """Builds the PlannerContext of each decision of one episode; skills are retrieved once."""
 
-    def __init__(self, task: str, harness: RecordingHarness, library: Any, *, episode_id: str,
+    def __init__(self, task: str, harness: RecordingHarness, library: SkillCatalog | None, *, episode_id: str,
                  skills_shown: int, history_len: int) -> None:
         self.task, self.harness, self.episode_id = task, harness, episode_id
         self.history_len = history_len
@@ -81,7 +82,7 @@ def _short_floats(v: Any) -> Any:
     return v
 
 
-def live_context(harness: Harness, seed: int, library: Any, task: str | None = None,
+def live_context(harness: Harness, seed: int, library: SkillCatalog | None, task: str | None = None,
                  skills_shown: int = 12) -> PlannerContext:
     """The context of the first decision of a live episode (reset with `seed`), as the agent
     loop builds it; the task defaults to the harness's mission, else its description."""

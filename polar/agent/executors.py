@@ -24,6 +24,7 @@ from polar.planners.base import HistoryItem
 from polar.planners.decisions import Plan, PolicyCode, SkillCall, SubTask, describe_decision
 from polar.sandboxes.policy_runner import run_policy
 from polar.sandboxes.profiles import SandboxProfile
+from polar.skills.catalog import SkillCatalog
 from polar.skills.model import SkillSpaceMismatch
 from polar.skills.runner import run_skill, skill_error_reason
 
@@ -56,7 +57,7 @@ class Execution:
         return next((o.cause for o in reversed(self.outcomes) if o.cause is not None), None)
 
 
-def execute_skill_call(call: SkillCall, h: RecordingHarness, obs: Any, library: Any) -> tuple[Outcome, Any]:
+def execute_skill_call(call: SkillCall, h: RecordingHarness, obs: Any, library: SkillCatalog | None) -> tuple[Outcome, Any]:
     """One skill (policy or primitive) within the episode's remaining steps. An unknown skill
     or bad arguments come back as a failed outcome: the planner must know. So does a skill
     that cannot read this harness or raises (cause `skill-error`): a skill never ends the
@@ -79,7 +80,7 @@ def execute_skill_call(call: SkillCall, h: RecordingHarness, obs: Any, library: 
                        error_type=type(err).__name__, reason=skill_error_reason(err)), obs
 
 
-def execute_plan(steps: list[SkillCall | SubTask], h: RecordingHarness, obs: Any, library: Any,
+def execute_plan(steps: list[SkillCall | SubTask], h: RecordingHarness, obs: Any, library: SkillCatalog | None,
                  task: str, on_outcome: OutcomeHook) -> Execution:
     """Skill calls in order until one fails, the episode ends, or a sub-task needs refining."""
     ex = Execution(obs)
@@ -116,7 +117,7 @@ def execute_code(code: PolicyCode, h: RecordingHarness, obs: Any, sandbox: Sandb
     return ex
 
 
-def execute(decision: SkillCall | Plan | PolicyCode, h: RecordingHarness, obs: Any, *, library: Any,
+def execute(decision: SkillCall | Plan | PolicyCode, h: RecordingHarness, obs: Any, *, library: SkillCatalog | None,
             task: str, sandbox: SandboxProfile | None, on_outcome: OutcomeHook) -> Execution:
     """The executor of this decision's kind."""
     if isinstance(decision, PolicyCode):

@@ -9,11 +9,18 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from polar.agent.context import ContextBuilder
+from polar.agent.events import (
+    DecisionFailed,
+    DecisionMade,
+    EpisodeEnded,
+    EpisodeStarted,
+    EventHook,
+    ExecutionFinished,
+)
 from polar.agent.executors import declare_done, execute
 from polar.agent.memory import MemoryHarness
 from polar.agent.recording import RecordingHarness
@@ -24,8 +31,8 @@ from polar.harnesses.rollout import Verdict, judge, unsolved_cause
 from polar.planners.base import HistoryItem, Planner, PlannerContext
 from polar.planners.decisions import Decision, Finish, PolicyCode, describe_decision
 from polar.sandboxes.profiles import SandboxProfile
+from polar.skills.catalog import SkillCatalog
 
-EventHook = Callable[[str, dict[str, Any]], None]
 Failure = tuple[FailureCause, str | None]
 # After this many identical decisions in a row that failed, the planner is told so (planners
 # with a profile set their own: `repeat_feedback_after`).
@@ -48,12 +55,12 @@ class AgentSettings:
 class Agent:
     """Runs episodes of one planner over one skill library."""
 
-    def __init__(self, planner: Planner, library: Any = None, settings: AgentSettings | None = None,
+    def __init__(self, planner: Planner, library: SkillCatalog | None = None, settings: AgentSettings | None = None,
                  on_event: EventHook | None = None, agent_name: str | None = None) -> None:
         self.planner = planner
         self.library = library
         self.settings = settings or AgentSettings()
-        self.on_event = on_event or (lambda kind, payload: None)
+        self.on_event: EventHook = on_event or (lambda event: None)
         self.agent_name = agent_name or f"planner:{getattr(planner, 'name', type(planner).__name__)}"
 
     def run(self, task: str, harness: Harness, seed: int | None = None) -> EpisodeRecord:
@@ -73,7 +80,7 @@ class Agent:
         failed_code: str | None = None  # the source of the latest policy code that failed
         repeats = Repeats(getattr(self.planner, "repeat_feedback_after", REPEAT_FEEDBACK_AFTER))
         claim: bool | None = None
-        self.on_event("start", {"episode_id": episode_id, "task": task, "harness": h.spec.id, "seed": seed})
+        self.on_event(EpisodeStarted(episode_id=episode_id, task=task, harness=h.spec.id, seed=seed))
         while not h.done:
             if len(decisions) >= cfg.max_decisions:
                 failure = FailureCause.BUDGET, f"decision budget ({cfg.max_decisions}) exhausted"
@@ -83,7 +90,7 @@ class Agent:
             decisions.append(rec)
             if decision is None:
                 break
-            self.on_event("decision", {"index": rec.index, "decision": decision})
+            self.on_event(DecisionMade(index=rec.index, decision=decision))
             if isinstance(decision, Finish):
                 claim, failure = decision.success, self._finish(decision, rec, h, obs, history, last_failed)
                 break
@@ -117,7 +124,9 @@ class Agent:
             failed_call = getattr(err, "call", None)  # a call that failed for good, with its attempts
             if isinstance(failed_call, LLMCallRecord) and all(c.call_id != failed_call.call_id for c in calls):
                 calls.append(failed_call)
-            return None, DecisionRecord(index=index, decision={"kind": "error", "error": str(err)},
+            failed = DecisionFailed(index=index, error=str(err), cause=cause)
+            self.on_event(failed)
+            return None, DecisionRecord(index=index, decision=failed.as_decision(),
                                         planner_s=time.perf_counter() - p0, llm_calls=calls), (cause, str(err))
         context = ctx.model_dump(mode="json", exclude={"spec"}) if self.settings.record_context else None
         return decision, DecisionRecord(index=index, decision=decision.model_dump(mode="json"),
@@ -147,7 +156,7 @@ class Agent:
         return FailureCause.PLANNER_GAVE_UP, finish.reason
 
     def _outcome(self, index: int, what: str, outcome: Outcome) -> None:
-        self.on_event("outcome", {"index": index, "call": what, "outcome": outcome})
+        self.on_event(ExecutionFinished(index=index, call=what, outcome=outcome))
 
     def _calls(self) -> list[LLMCallRecord]:
         """The LLM calls of the planner's last decide(), as episode-level records."""
@@ -185,7 +194,7 @@ class Agent:
             wall_s=wall_s, extra={"success_source": verdict.source} | (
                 {"harness_spec": h.spec.model_dump(mode="json")} if self.settings.record_context else {}),
         )
-        self.on_event("end", {"record": record})
+        self.on_event(EpisodeEnded(record=record))
         return record
 
 
@@ -207,7 +216,7 @@ class Repeats:
         return f"{feedback} {note}" if feedback else note
 
 
-def run_episode(task: str, harness: Harness, planner: Planner, library: Any = None,
+def run_episode(task: str, harness: Harness, planner: Planner, library: SkillCatalog | None = None,
                 seed: int | None = None, settings: AgentSettings | None = None,
                 on_event: EventHook | None = None) -> EpisodeRecord:
     return Agent(planner, library, settings, on_event).run(task, harness, seed=seed)

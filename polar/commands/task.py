@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import os
 import time
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.console import Console
@@ -14,22 +15,27 @@ from rich.markup import escape
 from polar.planners.decisions import describe_decision
 from polar.sandboxes import SANDBOX_HELP
 
+if TYPE_CHECKING:
+    from polar.agent.events import AgentEvent
+
 console = Console()
 
 
-def _trace(kind: str, payload: dict[str, Any]) -> None:
-    if kind == "start":
-        console.print(f"[bold]task[/]: {payload['task']}  [dim]harness {payload['harness']}, "
-                      f"seed {payload['seed']}, episode {payload['episode_id']}[/]")
-    elif kind == "decision":
-        d = payload["decision"]
+def _trace(event: AgentEvent) -> None:
+    from polar.agent.events import DecisionMade, EpisodeStarted, ExecutionFinished
+
+    if isinstance(event, EpisodeStarted):
+        console.print(f"[bold]task[/]: {event.task}  [dim]harness {event.harness}, "
+                      f"seed {event.seed}, episode {event.episode_id}[/]")
+    elif isinstance(event, DecisionMade):
+        d = event.decision
         why = f"  [dim]# {escape(d.reason)}[/]" if d.reason else ""
-        console.print(f"[cyan]decide #{payload['index']}[/] {escape(describe_decision(d))}{why}",
+        console.print(f"[cyan]decide #{event.index}[/] {escape(describe_decision(d))}{why}",
                       highlight=False, soft_wrap=True)
-    elif kind == "outcome":
-        o = payload["outcome"]
+    elif isinstance(event, ExecutionFinished):
+        o = event.outcome
         mark = "[green]ok[/]" if o.success else f"[red]failed[/] [dim]({o.cause})[/]"
-        console.print(f"   {mark} {payload['call']}: {escape(o.reason)} "
+        console.print(f"   {mark} {event.call}: {escape(o.reason)} "
                       f"[dim]({o.steps} steps, return {o.reward:.3f})[/]", highlight=False, soft_wrap=True)
 
 
@@ -68,7 +74,7 @@ def task(
     1 when the task was not solved (or success cannot be told on this harness), 3 when the
     model could not be reached (llm-error).
     """
-    from polar.agent import Agent, AgentSettings
+    from polar.agent import Agent, AgentSettings, EpisodeStarted
     from polar.episode import FailureCause
     from polar.errors import LLMError
     from polar.harnesses.registry import make_harness
@@ -80,10 +86,10 @@ def task(
     sandbox_profile = resolve_sandbox(sandbox)  # resolved once, here; None: no policy code
     profile = planner or os.environ.get("POLAR_PLANNER")
 
-    def trace(kind: str, payload: dict[str, Any]) -> None:
-        if kind == "start" and payload["harness"] != harness:  # echo the id as typed
-            payload = {**payload, "harness": f"{harness} (spec id {payload['harness']})"}
-        _trace(kind, payload)
+    def trace(event: AgentEvent) -> None:
+        if isinstance(event, EpisodeStarted) and event.harness != harness:  # echo the id as typed
+            event = replace(event, harness=f"{harness} (spec id {event.harness})")
+        _trace(event)
 
     # The harness first: a bad id is an error before a model server is started for nothing.
     with make_harness(harness) as h:

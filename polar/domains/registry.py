@@ -40,6 +40,8 @@ class Domain:
     full_observation: dict[str, Any] | None = None  # harness kwargs of its full-observation variant
     planner_hints: dict[str, str] = field(default_factory=dict)  # role -> "module[:attribute]" (below)
     planners: dict[str, str] = field(default_factory=dict)  # profile backend -> "module:Class"
+    # profile backend -> its `options:` (name -> (type, what it does)), checked when a profile loads
+    planner_options: dict[str, dict[str, tuple[type, str]]] = field(default_factory=dict)
 
     @property
     def prefix(self) -> str:
@@ -99,3 +101,13 @@ def domain_choices() -> list[Callable[[str, Any], tuple[str | None, str] | None]
 def domain_planner(backend: str) -> Callable[[Any], Any] | None:
     """The planner class a domain registers for a profile's `backend` (`maze`), or None."""
     return next((d.resolve(d.planners[backend]) for d in domains() if backend in d.planners), None)
+
+
+def domain_backends() -> tuple[str, ...]:
+    """The planner profile backends the domains register (`maze`), in folder order."""
+    return tuple(b for d in domains() for b in d.planners)
+
+
+def domain_planner_options(backend: str) -> dict[str, tuple[type, str]] | None:
+    """The options a domain's planner backend takes, or None where no domain registers it."""
+    return next((d.planner_options.get(backend, {}) for d in domains() if backend in d.planners), None)

@@ -18,9 +18,9 @@ from pydantic import BaseModel, ConfigDict
 from polar.episode import EpisodeRecord
 from polar.evals.agents import EvalAgent, Information, Preparation, RandomAgent, sha
 from polar.evals.hrl_agent import HRLAgent
-from polar.evals.planner_agent import PlannerAgent
+from polar.evals.planner_agent import PlannerAgent, PlannerProfiles
 from polar.evals.rl_agent import PureRLAgent
-from polar.evals.suite import Cell, Suite, SuiteAgent
+from polar.evals.suite import Cell, PlannerAgentConfig, Suite, SuiteAgent
 from polar.harnesses.fingerprint import harness_fingerprint
 
 CELL_FORMAT = "polar.evals.cell/1"
@@ -44,27 +44,42 @@ class CellResult(BaseModel):
     reward_marks_success: bool | None = None
 
 
-def make_agent(config: SuiteAgent, suite: Suite | None = None) -> EvalAgent:
+def make_agent(config: SuiteAgent, suite: Suite | None = None, profiles: PlannerProfiles | None = None) -> EvalAgent:
+    """The agent of a cell; a planner agent gets its profile from the run's `profiles`
+    (resolved once there), else reads it when it prepares."""
+    if isinstance(config, PlannerAgentConfig) and profiles is not None:
+        return PlannerAgent(config, suite, profiles(config))
     return AGENT_CLASSES[config.kind](config, suite)
 
 
-def agent_information(config: SuiteAgent) -> Information:
+def agent_information(config: SuiteAgent, profiles: PlannerProfiles | None = None) -> Information:
     """What the agent reads (declared, else its kind's default) and its role in words."""
+    if isinstance(config, PlannerAgentConfig) and profiles is not None:
+        return PlannerAgent.information(config, profiles(config))
     return AGENT_CLASSES[config.kind].information(config)
+
+
+def inputs_fingerprint(config: SuiteAgent, profiles: PlannerProfiles | None = None) -> str:
+    """The fingerprint of the files an agent config names (its kind's `inputs_fingerprint`)."""
+    if isinstance(config, PlannerAgentConfig) and profiles is not None:
+        return PlannerAgent.inputs_fingerprint(config, profiles(config))
+    return AGENT_CLASSES[config.kind].inputs_fingerprint(config)
 
 
 def cell_path(out_dir: Path, cell: Cell) -> Path:
     return out_dir / "cells" / f"{cell.slug}.json"
 
 
-def cell_key(suite: Suite, cell: Cell, cache: dict[str, str] | None = None) -> str:
+def cell_key(suite: Suite, cell: Cell, cache: dict[str, str] | None = None,
+             profiles: PlannerProfiles | None = None) -> str:
     """Suite.cell_key plus the fingerprints of the files the agent and the harness point to
-    (`cache` keeps them per agent and per harness within one pass over a suite)."""
+    (`cache` keeps them per agent and per harness within one pass over a suite; `profiles`,
+    the run's planner profiles, resolved once)."""
     cache = {} if cache is None else cache
     config = suite.agent_for(cell)  # differs per seed (a model per seed) or harness (a recipe per family)
     agent, harness = f"agent:{config.model_dump_json()}", f"harness:{cell.harness}"
     if agent not in cache:
-        fingerprint = AGENT_CLASSES[config.kind].inputs_fingerprint(config)
+        fingerprint = inputs_fingerprint(config, profiles)
         if getattr(config, "multitask", False):  # one policy over every harness: they all decide each cell
             tasks = json.dumps([h.model_dump(mode="json") for h in suite.trained_on(config)], sort_keys=True)
             fingerprint = sha(f"{fingerprint}|{tasks}".encode())

@@ -34,6 +34,7 @@ from polar.evals.training import (
 )
 from polar.harnesses.base import Harness
 from polar.harnesses.rollout import unsolved_cause
+from polar.skills.catalog import SkillCatalog
 from polar.skills.options import PRIMITIVE_STEPS, OptionEnv, default_options, describe
 from polar.skills.search_path import Library, open_library
 
@@ -85,7 +86,7 @@ class HRLAgent(EvalAgent):
         super().__init__(config, suite)
         self.policy: Any = None
         self.options: list[dict[str, Any]] = []
-        self.library: Library | None = None
+        self.library: SkillCatalog | None = None
 
     @property
     def label(self) -> str:
@@ -110,7 +111,7 @@ class HRLAgent(EvalAgent):
     def harness_entry(self, entry: SuiteHarness) -> SuiteHarness:
         return full_observation(entry) if self.config.controller == "full" else entry
 
-    def option_set(self, entry: SuiteHarness, library: Library) -> list[dict[str, Any]]:
+    def option_set(self, entry: SuiteHarness, library: SkillCatalog) -> list[dict[str, Any]]:
         if self.config.options is not None:
             return [o.model_dump() for o in self.config.options]
         harness = entry.make()
@@ -119,7 +120,7 @@ class HRLAgent(EvalAgent):
         finally:
             harness.close()
 
-    def env_kwargs(self, entry: SuiteHarness, library: Library) -> dict[str, Any]:
+    def env_kwargs(self, entry: SuiteHarness, library: SkillCatalog) -> dict[str, Any]:
         cfg = self.config
         return {"harness": entry.id, "harness_kwargs": dict(entry.kwargs), "options": self.options,
                 "skills": cfg.skills, "controller": cfg.controller, "max_options": cfg.max_options,

@@ -31,6 +31,7 @@ from polar.errors import ConfigError
 from polar.evals.agents import Information
 from polar.evals.cells import CellResult
 from polar.evals.paired import Comparison, compare_agents
+from polar.evals.planner_agent import PlannerProfiles
 from polar.evals.suite import Suite
 from polar.statistics import Estimate, aggregate_iqm, seed_estimate, success_estimate, success_rate
 
@@ -330,13 +331,15 @@ def skills_trained_on(cells: list[CellResult]) -> dict[str, list[str]]:
     return dict(sorted(out.items()))
 
 
-def compute_results(suite: Suite, cells: list[CellResult]) -> Results:
+def compute_results(suite: Suite, cells: list[CellResult], profiles: PlannerProfiles | None = None) -> Results:
+    """The report's figures from the finished cells (`profiles`: the run's planner profiles,
+    resolved once, where the caller has them)."""
     from polar.evals.cells import agent_information
 
     by_key: dict[tuple[str, str], list[CellResult]] = {}
     for r in cells:
         by_key.setdefault((r.cell.agent, r.cell.harness), []).append(r)
-    info = {a.name: agent_information(a) for a in suite.agents}
+    info = {a.name: agent_information(a, profiles) for a in suite.agents}
     rows, curves, totals = [], [], []
     for a in suite.agents:
         agent_rows = []

@@ -13,6 +13,7 @@ training on the tasks (charge key `model:<name>`).
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -24,11 +25,14 @@ from polar.evals.suite import PlannerAgentConfig, SuiteHarness
 from polar.harnesses.base import Harness, HarnessSpec
 from polar.planners.profile import (
     LLMProfile,
+    PlannerProfile,
     load_planner,
-    load_planner_profile,
+    profile_from,
+    read_profile,
     resolve_profile_path,
     resolve_templates,
 )
+from polar.skills.catalog import SkillCatalog
 from polar.skills.search_path import open_library
 
 
@@ -49,7 +53,64 @@ def profile_overrides(cfg: PlannerAgentConfig, backend: str) -> dict[str, Any]:
     return over
 
 
-def skill_charges(library: Any, harness: HarnessSpec) -> tuple[dict[str, int], list[dict[str, Any]]]:
+@dataclass(frozen=True)
+class ResolvedProfile:
+    """A planner agent's profile, read once and handed to everything a cell asks of it: its
+    key (`inputs_fingerprint`), its information label and its preparation. `base` is the file
+    as written (what the agent is: backend, mode, options); `profile` is it with the suite's
+    overrides (what the planner is built from). Where one does not validate it is None and
+    `error` says why: the cell key still has to differ, and preparing raises that error."""
+
+    path: Path
+    digest: str  # of the file's bytes
+    base: PlannerProfile | None
+    profile: PlannerProfile | None
+    error: PolarError | None = None
+
+    def built(self) -> PlannerProfile:
+        """The profile with the suite's overrides; raises what stopped it from validating."""
+        if self.profile is None:
+            raise self.error or ConfigError(f"{self.path}: the profile did not validate")
+        return self.profile
+
+    def as_written(self) -> PlannerProfile:
+        if self.base is None:
+            raise self.error or ConfigError(f"{self.path}: the profile did not validate")
+        return self.base
+
+
+def resolve_profile(config: PlannerAgentConfig) -> ResolvedProfile:
+    """Read `config.planner` once and validate it as written and with the suite's overrides.
+    Raises only when the profile cannot be found."""
+    path = resolve_profile_path(config.planner)
+    digest = sha(path.read_bytes())
+    try:
+        path, data = read_profile(path)
+        base = profile_from(path, data)
+    except PolarError as err:
+        return ResolvedProfile(path, digest, None, None, err)
+    try:
+        return ResolvedProfile(path, digest, base, profile_from(path, data, profile_overrides(config, base.backend) or None))
+    except PolarError as err:
+        return ResolvedProfile(path, digest, base, None, err)
+
+
+@dataclass
+class PlannerProfiles:
+    """The planner profiles of one run (`polar compare`), each resolved once and passed down
+    to the cells, their keys, the preflight check and the report. Two configs that differ only
+    in what the profile does not read (seeds, sandbox, episode count) share one resolution."""
+
+    resolved: dict[str, ResolvedProfile] = field(default_factory=dict)
+
+    def __call__(self, config: PlannerAgentConfig) -> ResolvedProfile:
+        key = config.model_dump_json(include={"planner", "overrides", "template", "budget"})
+        if key not in self.resolved:
+            self.resolved[key] = resolve_profile(config)
+        return self.resolved[key]
+
+
+def skill_charges(library: SkillCatalog, harness: HarnessSpec) -> tuple[dict[str, int], list[dict[str, Any]]]:
     """Pretraining env steps of the library's skills an agent could call on this harness:
     those the agent loop offers there (`Skill.usable_on`, the rule of `polar.skills.search`)."""
     charges: dict[str, int] = {}
@@ -108,22 +169,24 @@ class PlannerAgent(EvalAgent):
     kind = "planner"
     config: PlannerAgentConfig
 
-    def __init__(self, config: PlannerAgentConfig, suite: Any = None) -> None:
+    def __init__(self, config: PlannerAgentConfig, suite: Any = None, profile: ResolvedProfile | None = None) -> None:
         super().__init__(config, suite)
+        self.resolved = profile  # resolved by the run; None: read in prepare
         self.planner: Any = None
-        self.library: Any = None
+        self.library: SkillCatalog | None = None
 
     @property
     def label(self) -> str:
         return f"planner:{getattr(self.planner, 'name', self.config.planner)}"
 
     @classmethod
-    def information(cls, config: PlannerAgentConfig) -> Information:  # type: ignore[override]
+    def information(cls, config: PlannerAgentConfig,  # type: ignore[override]
+                    profile_of: ResolvedProfile | None = None) -> Information:
         """A hand-written planner (symbolic, maze) is domain logic over the full state:
         privileged, a scripted reference; with `memory: true` it reads only the agent's memory of
         its own view: view. An LLM planner reads the state it is shown and calls skills that
         read the full grid: full, unless declared otherwise."""
-        profile = load_planner_profile(config.planner)
+        profile = (profile_of or resolve_profile(config)).as_written()
         backend = profile.backend
         if getattr(profile, "options", {}).get("memory"):  # hand-written, but over its own memory only
             if config.observes not in (None, "view"):
@@ -142,14 +205,15 @@ class PlannerAgent(EvalAgent):
         return Information(observes, config.decides_from or observes, role)
 
     @classmethod
-    def inputs_fingerprint(cls, config: PlannerAgentConfig) -> str:  # type: ignore[override]
+    def inputs_fingerprint(cls, config: PlannerAgentConfig,  # type: ignore[override]
+                           profile_of: ResolvedProfile | None = None) -> str:
         """The planner profile, the prompt templates it renders (with the suite's template
         variant) by content, and the skill library's contents (every layer of the search path:
         manifests, weights, recorded evaluations, hook files)."""
-        parts = [sha(resolve_profile_path(config.planner).read_bytes())]
+        resolved = profile_of or resolve_profile(config)
+        parts = [resolved.digest]
         try:
-            profile = load_planner_profile(config.planner)
-            profile = load_planner_profile(config.planner, profile_overrides(config, profile.backend) or None)
+            profile = resolved.built()
             if isinstance(profile, LLMProfile):
                 parts += [f"{t.name}:{t.version}" for t in resolve_templates(profile)]
                 if profile.server is not None:
@@ -164,13 +228,13 @@ class PlannerAgent(EvalAgent):
 
     def prepare(self, entry: SuiteHarness, seed: int, work_dir: Path) -> Preparation:
         cfg = self.config
-        planner_profile = load_planner_profile(cfg.planner)
+        resolved = self.resolved or resolve_profile(cfg)
+        planner_profile = resolved.as_written()
         backend = planner_profile.backend
         if cfg.sandbox is None and getattr(planner_profile, "mode", None) == "code":
             raise ConfigError(f"agent {cfg.name}: sandbox: none, but planner {cfg.planner!r} only "
                               "writes policy code (mode: code); name a sandbox profile")
-        over = profile_overrides(cfg, backend) or None
-        self.planner = load_planner(cfg.planner, over)
+        self.planner = load_planner(resolved.built())
         planner_profile = getattr(self.planner, "profile", planner_profile)  # the model it serves (a seed's own)
         root = Path(cfg.skills).expanduser() if cfg.skills else None
         if root is not None and not root.exists():

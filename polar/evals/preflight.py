@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from polar.errors import ConfigError, PolarError
+from polar.evals.planner_agent import PlannerProfiles
 from polar.evals.suite import (
     HRLAgentConfig,
     PlannerAgentConfig,
@@ -20,10 +21,12 @@ from polar.evals.suite import (
     Suite,
     SuiteHarness,
 )
+from polar.skills.catalog import SkillCatalog
 
 
-def check_suite(suite: Suite) -> None:
-    """Raise ConfigError listing every reference of `suite` that does not resolve."""
+def check_suite(suite: Suite, profiles: PlannerProfiles | None = None) -> None:
+    """Raise ConfigError listing every reference of `suite` that does not resolve (`profiles`:
+    the run's planner profiles; what is resolved here is what the cells use)."""
     from polar.harnesses.registry import check_harness_id
 
     problems: list[str] = []
@@ -40,7 +43,7 @@ def check_suite(suite: Suite) -> None:
         check(f"harnesses.{i}.id", lambda entry=entry: check_harness_id(entry.id))
     for i, agent in enumerate(suite.agents):
         if isinstance(agent, PlannerAgentConfig):
-            _check_planner_agent(agent, f"agents.{i}", check)
+            _check_planner_agent(agent, f"agents.{i}", check, PlannerProfiles() if profiles is None else profiles)
         elif isinstance(agent, PureRLAgentConfig):
             _check_rl_agent(agent, f"agents.{i}", suite, check)
         elif isinstance(agent, HRLAgentConfig):
@@ -50,17 +53,13 @@ def check_suite(suite: Suite) -> None:
 
 
 def _check_planner_agent(agent: PlannerAgentConfig, field: str,
-                         check: Callable[[str, Callable[[], object]], bool]) -> None:
-    from polar.evals.planner_agent import profile_overrides
-    from polar.planners.profile import load_planner_profile
+                         check: Callable[[str, Callable[[], object]], bool], profiles: PlannerProfiles) -> None:
     from polar.prompts.templates import load_template
     from polar.skills.search_path import open_library
 
-    backend: list[str] = []
-    if (check(f"{field}.planner", lambda: backend.append(load_planner_profile(agent.planner).backend))
+    if (check(f"{field}.planner", lambda: profiles(agent).as_written())
             and (agent.template is None or check(f"{field}.template", lambda: load_template(agent.template or "")))):
-        check(f"{field}.overrides",
-              lambda: load_planner_profile(agent.planner, profile_overrides(agent, backend[0]) or None))
+        check(f"{field}.overrides", lambda: profiles(agent).built())
         for seed in agent.seed_models or {}:
             check(f"{field}.seed_models.{seed}", lambda seed=seed: agent.for_seed(seed))
     if agent.skills is not None:
@@ -124,10 +123,10 @@ def _check_hrl_agent(agent: HRLAgentConfig, field: str, check: Callable[[str, Ca
 
     if agent.recipe is not None:
         _check_recipe(agent.recipe, agent.name, f"{field}.recipe", check)
-    lib: list = []
-    if check(f"{field}.skills", lambda: lib.append(skill_library(agent))) and agent.options is not None:
+    opened: list[SkillCatalog] = []  # the library, once it opens
+    if check(f"{field}.skills", lambda: opened.append(skill_library(agent))) and agent.options is not None:
         for k, opt in enumerate(agent.options):
-            check(f"{field}.options.{k}", lambda opt=opt: lib[0].get(opt.skill).bind(opt.args))
+            check(f"{field}.options.{k}", lambda opt=opt: opened[0].get(opt.skill).bind(opt.args))
 
 
 def _raise(message: str) -> None:

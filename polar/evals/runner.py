@@ -24,7 +24,8 @@ from polar.errors import ConfigError, PolarError
 from polar.evals.agents import new_episode_id
 from polar.evals.cells import CellResult, cell_key, cell_path, load_cell, make_agent
 from polar.evals.metrics import Results, compute_results
-from polar.evals.suite import Cell, Suite, SuiteHarness, load_suite
+from polar.evals.planner_agent import PlannerProfiles
+from polar.evals.suite import Cell, PlannerAgentConfig, Suite, SuiteHarness, load_suite
 from polar.evals.trace import TRACE_KEY, TracingHarness
 from polar.files import atomic_write, pause_point
 from polar.harnesses.base import Harness
@@ -88,12 +89,15 @@ def finished_episodes(path: Path, key: str) -> list[EpisodeRecord]:
     return out
 
 
-def run_cell(suite: Suite, cell: Cell, out_dir: Path,
-             on_episode: Callable[[], None] | None = None) -> CellResult:
+def run_cell(suite: Suite, cell: Cell, out_dir: Path, on_episode: Callable[[], None] | None = None, *,
+             key: str | None = None, profiles: PlannerProfiles | None = None) -> CellResult:
     """Prepare the agent for this cell and play its episodes (the caller persists the result);
-    episodes an interrupted run of the same cell finished are kept, not played again."""
+    episodes an interrupted run of the same cell finished are kept, not played again. `key`:
+    the cell's key as the run computed it; `profiles`: the run's planner profiles (both are
+    computed here when not given)."""
     start = time.perf_counter()
-    key = cell_key(suite, cell)  # before running: what the result was computed from
+    profiles = PlannerProfiles() if profiles is None else profiles
+    key = key or cell_key(suite, cell, profiles=profiles)  # before running: what the result was computed from
     partial = episodes_path(out_dir, cell)
     records = finished_episodes(partial, key)
     # the kept episodes only (a cut line or another key's episodes dropped), then one line per episode
@@ -101,7 +105,7 @@ def run_cell(suite: Suite, cell: Cell, out_dir: Path,
     for _ in records:
         if on_episode is not None:
             on_episode()
-    agent = make_agent(suite.agent_for(cell), suite)
+    agent = make_agent(suite.agent_for(cell), suite, profiles)
     entry = agent.harness_entry(suite.harness(cell.harness))  # e.g. the full-observation variant
     try:
         prep = agent.prepare(entry, cell.seed, out_dir / "work" / cell.slug)
@@ -140,16 +144,17 @@ def write_cell(out_dir: Path, result: CellResult) -> None:
     episodes_path(out_dir, result.cell).unlink(missing_ok=True)  # the cell holds them now
 
 
-def _remote_cell(suite_json: str, cell_json: str, out_dir: str, cwd: str, driver_pid: int) -> str:
-    """Ray task body: everything crosses as JSON text (no pickled live objects). The result
-    goes back to the driver, which writes it; the worker exits if the driver dies."""
+def _remote_cell(suite_json: str, cell_json: str, key: str, out_dir: str, cwd: str, driver_pid: int) -> str:
+    """Ray task body: everything crosses as JSON text (no pickled live objects; the worker
+    resolves the cell's planner profile once itself). The result goes back to the driver,
+    which writes it; the worker exits if the driver dies."""
     import torch
 
     _exit_with_driver(driver_pid)
     os.chdir(cwd)  # relative paths in the suite (skills, recipes, harness specs) mean the driver's
     torch.set_num_threads(1)  # one worker per core; torch's own threads would oversubscribe
     suite = Suite.model_validate_json(suite_json)
-    res = run_cell(suite, Cell.model_validate_json(cell_json), Path(out_dir))
+    res = run_cell(suite, Cell.model_validate_json(cell_json), Path(out_dir), key=key)
     return res.model_dump_json()
 
 
@@ -195,6 +200,7 @@ def run_cells(
     progress: bool = True,
     only: Callable[[Cell], bool] | None = None,
     fresh: bool = False,
+    profiles: PlannerProfiles | None = None,
 ) -> RunSummary:
     """Run every missing cell of a suite under `out_dir`; return all cell results and which
     cells ran now versus were reused from disk.
@@ -202,16 +208,19 @@ def run_cells(
     `workers` overrides the suite's (0: in-process). `only` restricts which missing cells run
     this time (the rest stay missing), e.g. to split a suite across invocations. `fresh`
     first deletes the finished cells and training runs under `out_dir` (after the suite
-    checked out), so everything runs again.
+    checked out), so everything runs again. The suite is resolved once, here (a path or a
+    mapping is read and validated; a `Suite` is used as it is), and so is each planner
+    profile (`profiles`, shared with the caller's report); both are passed down as objects.
     """
     from polar.evals.preflight import check_suite
 
     suite = load_suite(suite_or_path)
+    profiles = PlannerProfiles() if profiles is None else profiles
     out = Path(out_dir)
     n_workers = suite.workers if workers is None else workers
     if n_workers < 0:
         raise ConfigError(f"--workers: must be >= 0, got {n_workers}")
-    check_suite(suite)  # every reference resolves before anything runs or is written
+    check_suite(suite, profiles)  # every reference resolves before anything runs or is written
     if fresh:
         clear_cells(out)
 
@@ -219,8 +228,10 @@ def run_cells(
     todo: list[Cell] = []
     done: dict[str, CellResult] = {}
     keys: dict[str, str] = {}
+    cell_keys: dict[str, str] = {}
     for cell in suite.cells():
-        res = load_cell(out, suite, cell, cell_key(suite, cell, keys))
+        cell_keys[cell.slug] = key = cell_key(suite, cell, keys, profiles)
+        res = load_cell(out, suite, cell, key)
         if res is not None:
             summary.skipped.append(cell)
             done[cell.slug] = res
@@ -236,7 +247,8 @@ def run_cells(
         if n_workers == 0 or not todo:  # nothing to run: no Ray cluster to start
             for cell in todo:
                 bar.update(task, description=f"{suite.name}: {cell.slug}")
-                done[cell.slug] = res = run_cell(suite, cell, out, lambda: bar.advance(task))
+                done[cell.slug] = res = run_cell(suite, cell, out, lambda: bar.advance(task),
+                                                 key=cell_keys[cell.slug], profiles=profiles)
                 write_cell(out, res)
                 summary.ran.append(cell)
         else:
@@ -246,7 +258,7 @@ def run_cells(
                 summary.ran.append(res.cell)
                 bar.advance(task, suite.episodes_for(res.cell.agent))
 
-            _run_on_ray(suite, todo, out, n_workers, on_cell)
+            _run_on_ray(suite, todo, cell_keys, out, n_workers, on_cell, profiles)
     summary.results = [done[c.slug] for c in suite.cells() if c.slug in done]
     return summary
 
@@ -260,17 +272,15 @@ def clear_cells(out_dir: Path) -> None:
             shutil.rmtree(out_dir / sub)
 
 
-def agent_servers(suite: Suite) -> dict[tuple[str, int], ServerSettings]:
+def agent_servers(suite: Suite, profiles: PlannerProfiles | None = None) -> dict[tuple[str, int], ServerSettings]:
     """The local model engine each planner agent's cells use (its profile's `server:` block,
     or its seed's model), by agent and seed."""
-    from polar.planners.profile import load_planner_profile
-
+    profiles = PlannerProfiles() if profiles is None else profiles
     servers: dict[tuple[str, int], ServerSettings] = {}
     for a in suite.agents:
-        if a.kind == "planner" and a.planner is not None:
+        if isinstance(a, PlannerAgentConfig):
             for seed in a.seeds or suite.seeds:
-                cfg = a.for_seed(seed)
-                server = getattr(load_planner_profile(cfg.planner, cfg.overrides), "server", None)
+                server = getattr(profiles(a.for_seed(seed)).built(), "server", None)
                 if server is not None:
                     servers[a.name, seed] = server
     return servers
@@ -300,8 +310,8 @@ def submit_order(suite: Suite, cells: list[Cell]) -> list[Cell]:
     return [q[i] for i in range(max(map(len, queues), default=0)) for q in queues if i < len(q)]
 
 
-def _run_on_ray(suite: Suite, todo: list[Cell], out: Path, n_workers: int,
-                on_cell: Callable[[CellResult], None]) -> None:
+def _run_on_ray(suite: Suite, todo: list[Cell], keys: dict[str, str], out: Path, n_workers: int,
+                on_cell: Callable[[CellResult], None], profiles: PlannerProfiles | None = None) -> None:
     import ray
 
     from polar.rl.common.ray_session import init_ray
@@ -309,7 +319,7 @@ def _run_on_ray(suite: Suite, todo: list[Cell], out: Path, n_workers: int,
     # A local engine answers one request at a time, so two cells on it would only wait for each
     # other: each engine is a Ray resource of 1, and its cells run one after another while the
     # other workers run the remaining cells (training, other agents).
-    servers = agent_servers(suite)
+    servers = agent_servers(suite, profiles)
     engines = {_engine_resource(s): 1.0 for s in servers.values()}
     init_ray(num_cpus=n_workers, resources=engines)
     available = ray.cluster_resources()  # a cluster joined through RAY_ADDRESS lacks them: no limit
@@ -321,7 +331,7 @@ def _run_on_ray(suite: Suite, todo: list[Cell], out: Path, n_workers: int,
         server = servers.get((c.agent, c.seed))
         engine = _engine_resource(server) if server is not None else None
         task = remote.options(resources={engine: 1.0}) if engine in available else remote
-        return task.remote(suite_json, c.model_dump_json(), str(out.resolve()), cwd, os.getpid())
+        return task.remote(suite_json, c.model_dump_json(), keys[c.slug], str(out.resolve()), cwd, os.getpid())
 
     pending = {submit(c): c for c in submit_order(suite, todo)}
     try:
@@ -380,7 +390,9 @@ def run_suite(
     """Run the missing cells of a suite and aggregate every finished cell into Results
     (render them with `polar.evals.report.render_report(results, out_dir)`)."""
     suite = load_suite(suite_or_path)
-    summary = run_cells(suite, out_dir, workers=workers, progress=progress, only=only, fresh=fresh)
-    results = compute_results(suite, summary.results)
+    profiles = PlannerProfiles()  # each planner profile read once: for the cells and for the report
+    summary = run_cells(suite, out_dir, workers=workers, progress=progress, only=only, fresh=fresh,
+                        profiles=profiles)
+    results = compute_results(suite, summary.results, profiles)
     return results.model_copy(update={"ran": [c.slug for c in summary.ran],
                                       "reused": [c.slug for c in summary.skipped]})

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from polar.config import StrictModel, check_safe_name, read_mapping, validate
-from polar.domains.registry import domain_planner
+from polar.domains.registry import domain_backends, domain_planner, domain_planner_options
 from polar.errors import ConfigError, PolarError
 from polar.llm.settings import BudgetLimits, LLMSettings
 from polar.planners.fit import ObservationMode
@@ -66,29 +66,40 @@ class LLMProfile(LLMSettings, _Named):
                                      "prompt's feedback says so (the agent loop adds it).")
 
 
-# Options of the offline planners, by backend: name -> (type, what it does).
+# Options of the generic offline planner: name -> (type, what it does). A domain's own offline
+# planner (`backend: maze`) declares its options with it (`Domain.planner_options`), so a new
+# world's planner needs no edit here.
 OFFLINE_OPTIONS: dict[str, dict[str, tuple[type, str]]] = {
     "symbolic": {"max_repeats": (int, "give up when the same skill call fails this many times in a row"),
                  "memory": (bool, "plan from the agent's memory of what it has seen (docs/memory.md), not "
                                   "the harness's state; an object not yet seen is looked for first")},
-    "maze": {"max_repeats": (int, "give up when the same reach fails this many times in a row"),
-             "lookahead": (int, "cells ahead along the path per reach call"),
-             "skill": (str, "the skill that reaches a cell")},
 }
+
+
+def offline_options(backend: str) -> dict[str, tuple[type, str]] | None:
+    """The options an offline planner backend takes, or None for a backend nobody registers."""
+    return OFFLINE_OPTIONS.get(backend) or domain_planner_options(backend)
+
+
+def backends() -> tuple[str, ...]:
+    """Every profile backend: the LLM planner, the symbolic planner, then the domains' planners."""
+    return ("llm", *OFFLINE_OPTIONS, *domain_backends())
 
 
 class SymbolicProfile(_Named):
     """An offline planner's profile; its options are read by polar.planners.symbolic (or, for
     `backend: maze`, by polar.domains.maze.planner)."""
 
-    backend: Literal["symbolic", "maze"]
+    backend: str  # "symbolic", or a domain's own planner ("maze": polar.domains.maze)
     name: str = "symbolic"
     description: str = ""
     options: dict[str, Any] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _known_options(self) -> SymbolicProfile:
-        known = OFFLINE_OPTIONS[self.backend]
+        known = offline_options(self.backend)
+        if known is None:  # reached only by building the model directly: load_planner_profile checks first
+            raise ValueError(f"backend: expected one of {', '.join(backends()[1:])}, got {self.backend!r}")
         for key, value in self.options.items():
             if key not in known:
                 raise ValueError(f"options.{key}: unknown option (known: {', '.join(known)})")
@@ -103,8 +114,6 @@ class SymbolicProfile(_Named):
 
 
 PlannerProfile = LLMProfile | SymbolicProfile
-_BY_BACKEND: dict[str, type[LLMProfile] | type[SymbolicProfile]] = {
-    "llm": LLMProfile, "symbolic": SymbolicProfile, "maze": SymbolicProfile}
 
 
 def resolve_templates(profile: LLMProfile) -> tuple[PromptTemplate, PromptTemplate]:
@@ -142,15 +151,21 @@ def _paths_against(data: dict[str, Any], path: Path) -> dict[str, Any]:
     return data
 
 
-def load_planner_profile(path_or_name: str | Path, overrides: dict[str, Any] | None = None) -> PlannerProfile:
-    """Read and validate a profile; `overrides` replace top-level keys before validation."""
+def read_profile(path_or_name: str | Path) -> tuple[Path, dict[str, Any]]:
+    """A profile file found and parsed (its template and model paths made absolute), not yet
+    validated: what `profile_from` validates, once or with several sets of overrides."""
     path = resolve_profile_path(path_or_name)
-    data = {**_paths_against(read_mapping(path), path), **(overrides or {})}
+    return path, _paths_against(read_mapping(path), path)
+
+
+def profile_from(path: Path, data: dict[str, Any], overrides: dict[str, Any] | None = None) -> PlannerProfile:
+    """Validate a parsed profile (`read_profile`); `overrides` replace top-level keys first."""
+    data = {**data, **(overrides or {})}
     backend = data.get("backend")
-    if backend not in _BY_BACKEND:
-        raise ConfigError(f"{path}: backend: expected one of {', '.join(_BY_BACKEND)}, got {backend!r}")
+    if backend not in backends():
+        raise ConfigError(f"{path}: backend: expected one of {', '.join(backends())}, got {backend!r}")
     data.setdefault("name", path.stem)
-    profile = validate(_BY_BACKEND[backend], data, str(path))
+    profile = validate(LLMProfile if backend == "llm" else SymbolicProfile, data, str(path))
     if isinstance(profile, LLMProfile):
         try:
             resolve_templates(profile)  # a dangling template fails here, not at the first call
@@ -159,8 +174,18 @@ def load_planner_profile(path_or_name: str | Path, overrides: dict[str, Any] | N
     return profile
 
 
-def load_planner(path_or_name: str | Path, overrides: dict[str, Any] | None = None) -> Planner:
-    profile = load_planner_profile(path_or_name, overrides)
+def load_planner_profile(path_or_name: str | Path, overrides: dict[str, Any] | None = None) -> PlannerProfile:
+    """Read and validate a profile; `overrides` replace top-level keys before validation."""
+    return profile_from(*read_profile(path_or_name), overrides)
+
+
+def load_planner(profile: str | Path | PlannerProfile, overrides: dict[str, Any] | None = None) -> Planner:
+    """The planner a profile describes: a path or name (read and validated here, with
+    `overrides`), or a profile a caller already resolved (built as it is)."""
+    if isinstance(profile, str | Path):
+        profile = load_planner_profile(profile, overrides)
+    elif overrides:
+        raise ConfigError("load_planner: overrides apply to a profile read here, not to a resolved one")
     if isinstance(profile, SymbolicProfile) and (planner := domain_planner(profile.backend)) is not None:
         return planner(profile)  # a domain's own planner (`backend: maze`)
     if isinstance(profile, SymbolicProfile):

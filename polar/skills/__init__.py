@@ -6,6 +6,7 @@
     outcome, obs = run_skill(skill, harness, {"object": "key"}, obs=obs)
 """
 
+from polar.skills.catalog import SkillCatalog
 from polar.skills.model import (
     Measurement,
     Skill,
@@ -19,6 +20,6 @@ from polar.skills.search_path import LayeredLibrary, open_library
 from polar.skills.store import SkillLibrary, load_skill_policy
 
 __all__ = [
-    "LayeredLibrary", "Measurement", "Skill", "SkillArgumentError", "SkillError", "SkillLibrary", "SkillLoadError",
+    "LayeredLibrary", "Measurement", "Skill", "SkillArgumentError", "SkillCatalog", "SkillError", "SkillLibrary", "SkillLoadError",
     "SkillNotFound", "SkillResult", "load_skill_policy", "open_library", "run_skill",
 ]

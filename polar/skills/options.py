@@ -33,8 +33,9 @@ from polar.episode import FailureCause, Outcome
 from polar.errors import ConfigError, PolarError
 from polar.harnesses.base import Harness, HarnessWrapper, StepResult
 from polar.harnesses.rollout import judge
+from polar.skills.catalog import SkillCatalog
 from polar.skills.runner import run_skill
-from polar.skills.search_path import Library, open_library
+from polar.skills.search_path import open_library
 
 PRIMITIVE_STEPS: dict[str, int] = {}  # counter token -> primitive env steps taken in this process
 OBJECT_TYPES = ("key", "ball", "box", "door")
@@ -47,7 +48,7 @@ def describe(option: dict[str, Any]) -> str:
     return f"{option['skill']}({args})"
 
 
-def default_options(harness: Harness, library: Library, seeds: Iterable[int]) -> list[dict[str, Any]]:
+def default_options(harness: Harness, library: SkillCatalog, seeds: Iterable[int]) -> list[dict[str, Any]]:
     """The options for a task: `goto` each (type, colour) of key, ball, box and door found in
     the start states of `seeds` (and `goto(goal)` where a goal exists), then pickup, drop and
     toggle without arguments. Only skills the library holds for this harness are offered."""
@@ -119,7 +120,7 @@ class OptionEnv(gym.Env):
             harness = make_harness(harness, **kwargs)
         self.harness = _Watch(harness)
         self.skills_root = skills
-        self.library = open_library(skills)
+        self.library: SkillCatalog = open_library(skills)
         self.options = [{"skill": str(o["skill"]), "args": dict(o.get("args", {}))} for o in options]
         self._skills = {o["skill"]: self.library.get(o["skill"]) for o in self.options}
         for o in self.options:  # bad arguments fail now, not mid-training

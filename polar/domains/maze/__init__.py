@@ -14,4 +14,7 @@ DOMAIN = Domain(
     hidden_entry_points=("gymnasium_robotics",),  # only PointMaze is adapted; the rest need their own
     planner_hints={"choose_planner": "polar.domains.maze.planner:choose_planner"},
     planners={"maze": "polar.domains.maze.planner:MazePlanner"},
+    planner_options={"maze": {"max_repeats": (int, "give up when the same reach fails this many times in a row"),
+                              "lookahead": (int, "cells ahead along the path per reach call"),
+                              "skill": (str, "the skill that reaches a cell")}},
 )
