@@ -145,8 +145,10 @@ class CrafterHarness(Harness):
         frame, reward, done, info = self.env.step(a)
         dead = self.env._player.health <= 0
         # Crafter's info holds the whole world's semantic map and the player's position: neither
-        # is in the view, so neither leaves the harness.
-        out = {"inventory": info["inventory"], "achievements": info["achievements"], "discount": info["discount"]}
+        # is in the view, so neither leaves the harness. Flat values only: a vector env's info
+        # batches them (the achievements come through `episode_stats()`).
+        out = {"discount": float(info["discount"]),
+               "achievements_unlocked": sum(1 for k in ACHIEVEMENTS if info["achievements"][k] > 0)}
         return self._observe(frame), float(reward), bool(dead), bool(done and not dead), out
 
     def _observe(self, frame: np.ndarray) -> dict[str, Any]:
@@ -176,15 +178,17 @@ class CrafterHarness(Harness):
     # --- planner views -------------------------------------------------------------------
 
     def render_text(self, obs: dict[str, Any]) -> str:
-        if "semantic" not in obs:
-            raise HarnessError(f"{self.spec.id}: pixels_only observations have no text view (use the default)")
+        if "semantic" not in obs:  # the frame alone: traces and pages get a line, not 12k pixel values
+            return f"(a 64x64 RGB frame; pixels_only: no text view) step {self.env._step}"
         return view.render_view(obs)
 
-    def symbolic_state(self) -> SymbolicState:
+    def symbolic_state(self) -> SymbolicState | None:
         """Predicates over the last observation (the view) and the achievements the agent has
-        unlocked itself this episode."""
+        unlocked itself this episode; None with `pixels_only`."""
+        if self.pixels_only:
+            return None  # the frame alone: no cells to read predicates from
         if self._last is None:
-            raise HarnessError(f"{self.spec.id}: no symbolic state before reset (or with pixels_only)")
+            raise HarnessError(f"{self.spec.id}: no symbolic state before reset")
         obs = self._last
         sem = obs["semantic"]
         things = view.visible_things(sem)

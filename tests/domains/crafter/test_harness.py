@@ -134,6 +134,10 @@ def test_pixels_only_is_the_frame_alone():
     obs, _ = h.reset(seed=1)
     assert set(obs) == {"image"} and obs["image"].shape == (64, 64, 3)
     assert h.spec.extra["observation_kinds"] == {"image": "image"}
+    assert h.symbolic_state() is None  # no cells to read predicates from
+    assert "pixels_only" in h.render_text(obs)
+    _, _, _, _, info = h.step(0)
+    assert all(np.isscalar(v) for v in info.values())  # flat: a vector env batches it
 
 
 def test_bad_action_and_kwargs_are_named():
