@@ -241,9 +241,18 @@ def brief_markdown(stored: dict[str, Any]) -> str:
              f"results of {stored['created']}.", "", _md_table(header, table), "",
              f"Totals over all harnesses: {totals}."]
     parts += [f"\n**{line}**" for line in disagreements(rows)]
+    for title, header, drows in _stored_domain_tables(stored):  # a world's own scores (Crafter's)
+        parts += ["", f"{title} (95% CI over seeds x episodes):", "", _md_table(header, drows)]
     if missing := stored.get("missing_cells"):
         parts += ["", f"**Incomplete**: {len(missing)} cell(s) not run: {', '.join(missing[:20])}."]
     return "\n".join(parts)
+
+
+def _stored_domain_tables(stored: dict[str, Any]) -> list[tuple[str, list[str], list[list[str]]]]:
+    """`domain_tables` of a stored results.json (rows from before the field have none)."""
+    if not any(r.get("domain_metrics") for r in stored["rows"]):
+        return []
+    return domain_tables(Results.model_validate(stored))
 
 
 def _md_episode_links(results: Results) -> list[str]:

@@ -80,3 +80,7 @@ def test_compare_reports_crafter_scores(tmp_path):
     md = paths["markdown"].read_text()
     assert "Crafter scores on crafter" in md and "Crafter score (%)" in md and "collect_diamond" in md
     assert "Crafter achievements" in paths["html"].read_text()
+    from polar.evals.report import brief_markdown  # the README's block of a suite
+
+    brief = brief_markdown(json.loads(paths["results"].read_text()))
+    assert f"| Crafter score (%) | {metrics['Crafter score (%)'].fmt(1)} |" in brief and "| wake_up |" in brief
