@@ -26,6 +26,8 @@ def test_ids_and_spec():
     check_harness_id("crafter:Crafter")
     with pytest.raises(HarnessError):
         check_harness_id("crafter:Nope")
+    with pytest.raises(HarnessError, match="unknown harness 'minigrid:'"):
+        check_harness_id("minigrid:")  # a bare prefix names a harness only where the domain says so
     h = make_harness("crafter:")
     assert h.spec.max_steps == 10_000  # Crafter's standard episode length
     assert len(h.spec.action_meanings) == 17 and h.spec.action_meanings[5] == "do"
