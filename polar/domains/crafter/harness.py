@@ -22,6 +22,7 @@ import gymnasium as gym
 import numpy as np
 
 from polar.domains.crafter import view
+from polar.domains.crafter.state import PREDICATE_VOCABULARY, view_predicates
 from polar.errors import HarnessError
 from polar.harnesses.base import Harness, HarnessSpec, StepResult, SymbolicObject, SymbolicState
 from polar.harnesses.spaces import HARNESS_SAMPLER, sampler_seed, space_to_spec
@@ -35,10 +36,6 @@ ACHIEVEMENTS = (
     "place_furnace", "place_plant", "place_stone", "place_table", "wake_up",
 )
 MISSION = "unlock as many of Crafter's 22 achievements as you can"
-LOW_VITAL = 3  # at or below: the planner is told the vital is low
-PREDICATE_VOCABULARY = [
-    "achieved(ACHIEVEMENT)", "has(ITEM)", "sees(THING)", "facing(THING)", "low(VITAL)", "night", "asleep",
-]
 
 
 def check_id(harness_id: str, env_id: str) -> None:
@@ -190,21 +187,11 @@ class CrafterHarness(Harness):
         if self._last is None:
             raise HarnessError(f"{self.spec.id}: no symbolic state before reset")
         obs = self._last
-        sem = obs["semantic"]
-        things = view.visible_things(sem)
-        preds = {f"achieved({k})" for k, n in self.episode_stats()["achievements"].items() if n > 0}
-        preds |= {f"has({k})" for k, n in zip(view.ITEMS, obs["inventory"], strict=True) if n > 0}
-        preds |= {f"sees({k})" for k in things}
-        preds |= {f"low({k})" for k, v in zip(view.VITALS, obs["vitals"], strict=True) if v <= LOW_VITAL}
-        mat, obj = view.facing_cell(sem, int(obs["facing"]))
-        preds.add(f"facing({obj if obj != 'none' else mat})")
-        if float(obs["daylight"][0]) < 0.5:
-            preds.add("night")
-        if int(obs["sleeping"]):
-            preds.add("asleep")
+        things = view.visible_things(obs["semantic"])
+        preds = view_predicates(obs, self.episode_stats()["achievements"])
         objects = [SymbolicObject(type=k, pos=offsets[0]) for k, offsets in things.items()]
         return SymbolicState(
-            predicates=sorted(preds), goal=[], objects=objects, mission=MISSION,
+            predicates=preds, goal=[], objects=objects, mission=MISSION,
             agent={"facing": view.FACING[int(obs["facing"])],
                    "inventory": {k: int(n) for k, n in zip(view.ITEMS, obs["inventory"], strict=True)},
                    "vitals": {k: int(v) for k, v in zip(view.VITALS, obs["vitals"], strict=True)}},
