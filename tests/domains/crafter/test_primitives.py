@@ -107,3 +107,24 @@ def test_near_is_the_3x3_block_crafter_checks():
     h._observe(h.env.render())
     assert not holds("near(table)", h.symbolic_state().predicates)
     assert holds("sees(table)", h.symbolic_state().predicates)
+
+
+def test_the_generic_symbolic_planner_regresses_the_tech_tree_over_the_manifests():
+    """Nothing Crafter-specific in the planner: from a real state holding 3 wood and a grass
+    cell ahead, regressing achieved(make_wood_pickaxe) over the manifests picks place_table
+    (its effect near(table) is make_wood_pickaxe's unmet precondition); played in Crafter, the
+    two calls unlock both achievements."""
+    from polar.agent.context import skill_info
+    from polar.planners.symbolic import Regression
+
+    h, obs = _stage(4, {"wood": 3})
+    infos = [skill_info(s, "crafter:") for s in SKILLS.values()]
+    goal = "achieved(make_wood_pickaxe)"
+    for expected in ("place_table", "make_wood_pickaxe"):
+        preds = frozenset(h.symbolic_state().predicates)
+        call = Regression(infos, preds, [], max_depth=6).achieve(goal)
+        assert call is not None and call.skill == expected
+        result = run_skill(SKILLS[call.skill], h, obs=obs)
+        assert result.outcome.success, result.outcome
+        obs = result.obs
+    assert holds(goal, h.symbolic_state().predicates) and holds("achieved(place_table)", h.symbolic_state().predicates)
