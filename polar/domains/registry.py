@@ -11,6 +11,11 @@ Planner hints (`Domain.planner_hints`, role -> reference):
   for the symbolic planner and the planner choice (MiniGrid registers it);
 - `choose_planner`: `(task, spec) -> (profile, why) | (None, why) | None`, asked first by
   polar.planners.choose (PointMaze: the maze planner on a maze harness).
+
+Scores of its own (`Domain.episode_metrics`): a world whose harness records per-episode
+stats (`Harness.episode_stats()`, kept in `EpisodeRecord.extra["episode_stats"]`) names the
+function that turns them into the report's figures (Crafter: its score, BALROG progression,
+each achievement's success rate).
 """
 
 from __future__ import annotations
@@ -42,6 +47,10 @@ class Domain:
     planners: dict[str, str] = field(default_factory=dict)  # profile backend -> "module:Class"
     # profile backend -> its `options:` (name -> (type, what it does)), checked when a profile loads
     planner_options: dict[str, dict[str, tuple[type, str]]] = field(default_factory=dict)
+    bare_id: bool = False  # whether the bare prefix (`crafter:`) names a harness: the world's one
+    # "module:function" (seeds' episode stats -> list[polar.evals.metrics.DomainMetric]): the
+    # figures this world is scored by, from what its harness's `episode_stats()` recorded
+    episode_metrics: str | None = None
 
     @property
     def prefix(self) -> str:
@@ -96,6 +105,12 @@ def domain_choices() -> list[Callable[[str, Any], tuple[str | None, str] | None]
     """Each domain's `choose_planner(task, spec)` hint: (profile, why) where the domain picks
     the planner for its harness, (None, why) where a language model must plan, None elsewhere."""
     return [d.hint("choose_planner") for d in domains() if "choose_planner" in d.planner_hints]
+
+
+def episode_metrics(harness_id: str) -> Callable[..., Any] | None:
+    """The episode-metrics function of the domain `harness_id` belongs to, or None."""
+    d = domain_of(harness_id)
+    return None if d is None or d.episode_metrics is None else d.resolve(d.episode_metrics)
 
 
 def domain_planner(backend: str) -> Callable[[Any], Any] | None:

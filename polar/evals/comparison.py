@@ -62,6 +62,15 @@ def print_table(results: Results, console: Console | None = None) -> None:
     for row in trows:
         tt.add_row(*[row[i] for i in tkeep])
     print_table_at_width(console, tt)
+    from polar.evals.report import domain_tables
+
+    for title, header, drows in domain_tables(results):  # a world's own scores (Crafter's)
+        dt = Table(title=f"{title} (95% CI over seeds x episodes)", box=box.SIMPLE_HEAD, pad_edge=False)
+        for h in header:
+            dt.add_column(h, no_wrap=True)
+        for row in drows:
+            dt.add_row(*row)
+        print_table_at_width(console, dt)
 
 
 def compare(

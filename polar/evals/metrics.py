@@ -39,6 +39,7 @@ RESULTS_FORMAT = "polar.evals.results/2"
 # A failed episode whose harness ended it without success and without any other cause
 # (e.g. MiniGrid lava): the agent simply did not solve the task.
 UNSOLVED = "ended-unsolved"
+EPISODE_STATS_KEY = "episode_stats"  # EpisodeRecord.extra: the harness's `episode_stats()` at the end
 
 
 class Ledger(BaseModel):
@@ -63,6 +64,18 @@ def ledger(charges: dict[str, int]) -> Ledger:
     for key, steps in charges.items():
         split[CHARGE_KINDS.get(key.split(":", 1)[0], "task_train_env_steps")] += steps
     return Ledger(**split)
+
+
+class DomainMetric(BaseModel):
+    """A figure a world scores itself by (polar.domains.registry `episode_metrics`), computed
+    from its episodes' stats: Crafter's score, its BALROG progression, each achievement's rate.
+    The report shows one table per `table`, a row per `name`, a column per agent."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    table: str
+    name: str
+    estimate: Estimate
 
 
 class Row(BaseModel):
@@ -98,6 +111,7 @@ class Row(BaseModel):
     # Episodes judged successful with a return <= 0 on a harness whose reward marks success
     # (HarnessSpec.reward_marks_success): success and return disagree; the report flags it.
     unrewarded_successes: int = 0
+    domain_metrics: list[DomainMetric] = Field(default_factory=list)  # the world's own scores, if any
 
 
 class CurveSeries(BaseModel):
@@ -257,6 +271,19 @@ def _llm_latency(eps: list[Any]) -> float:
     return float(sum(c.latency_s for e in eps for d in e.decisions for c in d.llm_calls))
 
 
+def domain_metrics(harness_id: str, cells: list[CellResult], n_boot: int) -> list[DomainMetric]:
+    """The scores the harness's domain declares, from each seed's episodes' stats (none where
+    the domain declares none or no episode recorded stats)."""
+    from polar.domains.registry import episode_metrics
+
+    compute = episode_metrics(harness_id)
+    stats = [[e.extra[EPISODE_STATS_KEY] for e in g if EPISODE_STATS_KEY in e.extra]
+             for g in _seed_groups(cells).values()]
+    if compute is None or not any(stats):
+        return []
+    return [DomainMetric.model_validate(m) for m in compute(stats, n_boot=n_boot)]
+
+
 def _row(suite: Suite, agent: str, info: Information, harness: str, cells: list[CellResult]) -> Row:
     eps = [e for r in cells for e in r.episodes]
     groups = _seed_groups(cells)
@@ -279,6 +306,7 @@ def _row(suite: Suite, agent: str, info: Information, harness: str, cells: list[
         wall_s=sum(r.wall_s for r in cells),
         failures=failure_counts(cells), cells=[r.cell.slug for r in cells],
         unrewarded_successes=unrewarded_successes(cells),
+        domain_metrics=domain_metrics(cells[0].harness_id, cells, nb),
     )
 
 

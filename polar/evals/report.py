@@ -152,6 +152,23 @@ def aggregate_rows(results: Results) -> list[list[str]]:
              str(t.aggregate_iqm.n)] for t in totals if t.aggregate_iqm.n]
 
 
+def domain_tables(results: Results) -> list[tuple[str, list[str], list[list[str]]]]:
+    """The worlds' own scores (Row.domain_metrics): per harness and table, (title, header,
+    rows), a row per metric and a column per agent; empty where no row has any."""
+    out = []
+    for h in results.harnesses:
+        rows = [r for r in results.rows if r.harness == h and r.domain_metrics]
+        tables: dict[str, dict[str, dict[str, str]]] = {}  # table -> metric -> agent -> value
+        for r in rows:
+            for m in r.domain_metrics:
+                tables.setdefault(m.table, {}).setdefault(m.name, {})[r.agent] = m.estimate.fmt(1)
+        agents = [r.agent for r in rows]
+        for title, metrics in tables.items():
+            out.append((f"{title} on {h}", ["metric", *agents],
+                        [[name, *(vals.get(a, "-") for a in agents)] for name, vals in metrics.items()]))
+    return out
+
+
 def one_seed_note(results: Results) -> str:
     """A sentence for the aggregate and comparison tables when some agent has one seed per
     task: their intervals redraw seeds within a task, so one seed gives them zero width."""
@@ -224,9 +241,18 @@ def brief_markdown(stored: dict[str, Any]) -> str:
              f"results of {stored['created']}.", "", _md_table(header, table), "",
              f"Totals over all harnesses: {totals}."]
     parts += [f"\n**{line}**" for line in disagreements(rows)]
+    for title, header, drows in _stored_domain_tables(stored):  # a world's own scores (Crafter's)
+        parts += ["", f"{title} (95% CI over seeds x episodes):", "", _md_table(header, drows)]
     if missing := stored.get("missing_cells"):
         parts += ["", f"**Incomplete**: {len(missing)} cell(s) not run: {', '.join(missing[:20])}."]
     return "\n".join(parts)
+
+
+def _stored_domain_tables(stored: dict[str, Any]) -> list[tuple[str, list[str], list[list[str]]]]:
+    """`domain_tables` of a stored results.json (rows from before the field have none)."""
+    if not any(r.get("domain_metrics") for r in stored["rows"]):
+        return []
+    return domain_tables(Results.model_validate(stored))
 
 
 def _md_episode_links(results: Results) -> list[str]:
@@ -273,6 +299,9 @@ def markdown(results: Results, plots: list[str]) -> str:
         "the suite's tasks, hyper-parameter tuning sweeps; each distinct run or skill counted once.", "",
         _md_table(TOTALS_HEADER, totals_rows(results)), "",
     ]
+    for title, header, rows in domain_tables(results):
+        parts += [f"## {title}", "", "The world's own scores (declared by its domain), with 95% intervals "
+                  "over seeds x episodes.", "", _md_table(header, rows), ""]
     if agg := aggregate_rows(results):
         parts += ["## Aggregate across tasks", "",
                   "IQM of the per-seed success rates over every (seed, task), with a stratified "
@@ -430,6 +459,8 @@ def html_report(results: Results, plots: dict[str, bytes]) -> str:
         *[f"<p style='color:#b00'><b>{html.escape(line)}</b></p>" for line in disagreements(results.rows)],
         "<h2>Cost ledger per agent</h2>", _html_table(TOTALS_HEADER, totals_rows(results)),
     ]
+    for title, header, rows in domain_tables(results):
+        parts += [f"<h2>{html.escape(title)}</h2>", _html_table(header, rows)]
     if agg := aggregate_rows(results):
         note = one_seed_note(results)
         parts += ["<h2>Aggregate across tasks</h2><p class='note'>IQM of per-seed success rates over "

@@ -23,7 +23,7 @@ from polar.episode import EpisodeRecord
 from polar.errors import ConfigError, PolarError
 from polar.evals.agents import new_episode_id
 from polar.evals.cells import CellResult, cell_key, cell_path, load_cell, make_agent
-from polar.evals.metrics import Results, compute_results
+from polar.evals.metrics import EPISODE_STATS_KEY, Results, compute_results
 from polar.evals.planner_agent import PlannerProfiles
 from polar.evals.suite import Cell, PlannerAgentConfig, Suite, SuiteHarness, load_suite
 from polar.evals.trace import TRACE_KEY, TracingHarness
@@ -118,6 +118,8 @@ def run_cell(suite: Suite, cell: Cell, out_dir: Path, on_episode: Callable[[], N
                 tracer = TracingHarness(harness, suite.trace_frames) if i < suite.trace else None
                 rec = agent.episode(tracer or harness, task, env_seed, entry.max_steps, new_episode_id())
                 extra = {**rec.extra, "cell_seed": cell.seed, "index": i, "agent_name": agent.name}
+                if stats := harness.episode_stats():  # a domain's own scores read them (Crafter)
+                    extra[EPISODE_STATS_KEY] = stats
                 if tracer is not None:
                     extra[TRACE_KEY] = tracer.trace()
                 records.append(rec.model_copy(update={"extra": extra}))

@@ -166,6 +166,13 @@ class Harness(ABC):
         """The names `capability()` answers."""
         return set()
 
+    def episode_stats(self) -> dict[str, Any]:
+        """What the current episode achieved beyond its return, as JSON values, for a domain's
+        own scores (Crafter: the achievements unlocked); read at the episode's end and kept in
+        `EpisodeRecord.extra["episode_stats"]`. Empty where a harness scores by return and
+        success alone."""
+        return {}
+
     @property
     def observation_space(self) -> gym.Space:
         return spec_to_space(self.spec.observation_space)
@@ -209,6 +216,9 @@ class HarnessWrapper(Harness):
 
     def capabilities(self) -> set[str]:
         return self.inner.capabilities()
+
+    def episode_stats(self) -> dict[str, Any]:
+        return self.inner.episode_stats()
 
     @property
     def observation_space(self) -> gym.Space:

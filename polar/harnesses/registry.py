@@ -141,7 +141,7 @@ def check_harness_id(harness_id: str) -> None:
     """Raise UnknownHarness unless `harness_id` names a harness this machine can make.
     Starts nothing: gym ids are looked up in the registry, specs are loaded and checked."""
     kind, _, env_id = harness_id.partition(":")
-    if (domain := domain_of(harness_id)) is not None and env_id:
+    if (domain := domain_of(harness_id)) is not None and (env_id or domain.bare_id):
         domain.resolve(domain.check_id)(harness_id, env_id)
         return
     if kind == "gym" and env_id:

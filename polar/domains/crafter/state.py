@@ -1,0 +1,63 @@
+"""Crafter's predicates, read from one observation (the view) and the agent's own achievements.
+
+Crafter's rules (its data.yaml, `crafter.constants`) decide what some predicates mean:
+`near(THING)` is the 3x3 cells around the player, where Crafter looks for a table or furnace
+when making a tool (`Player._make`: `world.nearby(pos, 1)`); `can_place(NAME)` holds when the
+faced cell is one Crafter lets NAME be placed on (`Player._place`: its material is in
+`place[NAME].where` and no object stands there), whatever the inventory holds.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from polar.domains.crafter import view
+
+LOW_VITAL = 3  # at or below: the vital is low
+MAX_VITAL = 9
+PREDICATE_VOCABULARY = [
+    "achieved(ACHIEVEMENT)", "has(ITEM)", "has(ITEM,N)", "sees(THING)", "near(THING)", "facing(THING)",
+    "can_place(NAME)", "low(VITAL)", "full(VITAL)", "night", "asleep",
+]
+
+
+def _place_rules() -> dict[str, list[str]]:
+    import crafter
+
+    return {name: list(rule["where"]) for name, rule in crafter.constants.place.items()}
+
+
+def near_things(semantic: np.ndarray) -> set[str]:
+    """Materials and objects (the player aside) of the 3x3 cells centred on the player."""
+    cx, cy = view.CENTRE
+    block = semantic[cx - 1:cx + 2, cy - 1:cy + 2]
+    found = {view.MATERIALS[int(m)] for m in block[..., 0].ravel()}
+    found |= {view.OBJECTS[int(o)] for o in block[..., 1].ravel()}
+    return found - {"none", "player"}
+
+
+def view_predicates(obs: dict[str, Any], achievements: dict[str, int]) -> list[str]:
+    """Every predicate that holds in the observation `obs`, given the episode's achievements."""
+    sem = np.asarray(obs["semantic"])
+    preds = {f"achieved({k})" for k, n in achievements.items() if n > 0}
+    for item, n in zip(view.ITEMS, np.asarray(obs["inventory"]), strict=True):
+        if n > 0:  # has(wood) and has(wood,1..n): a recipe's "uses 2 wood" is has(wood,2)
+            preds |= {f"has({item})", *(f"has({item},{k})" for k in range(1, int(n) + 1))}
+    preds |= {f"sees({k})" for k in view.visible_things(sem)}
+    preds |= {f"near({k})" for k in near_things(sem)}
+    for vital, v in zip(view.VITALS, np.asarray(obs["vitals"]), strict=True):
+        if v <= LOW_VITAL:
+            preds.add(f"low({vital})")
+        if v >= MAX_VITAL:
+            preds.add(f"full({vital})")
+    mat, obj = view.facing_cell(sem, int(obs["facing"]))
+    preds.add(f"facing({obj if obj != 'none' else mat})")
+    if obj == "none":
+        preds |= {f"can_place({name})" for name, where in _place_rules().items() if mat in where}
+    if float(np.asarray(obs["daylight"]).reshape(-1)[0]) < 0.5:
+        preds.add("night")
+    if int(obs["sleeping"]):
+        preds.add("asleep")
+    return sorted(preds)
