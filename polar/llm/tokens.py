@@ -59,7 +59,12 @@ class ServerTokenizer:
             except TokenizerError as err:
                 if "404" not in str(err):
                     raise
+                try:
+                    ids = list(self._post("/tokenize", {"content": text, "add_special": True})["tokens"])
+                except (TokenizerError, KeyError, TypeError) as err2:
+                    raise TokenizerError(f"{err}; {err2}") from None  # neither engine's endpoint
                 self._native = True
+                return ids
         if self._native:
             return list(self._post("/tokenize", {"content": text, "add_special": True})["tokens"])
         return list(self._post("/extras/tokenize", {"input": text})["tokens"])
