@@ -244,7 +244,9 @@ def run_cells(
     atomic_write(out / "suite.json", suite.model_dump_json(indent=1))
     # the planners' local servers are held while the cells run: another Polar process on the same
     # server attaches to it, and the last one out stops it if a holder started it (polar.llm.leases)
-    with hold(agent_servers(suite).values() if todo else ()), _progress(progress) as bar:
+    needed = {(c.agent, c.seed) for c in todo}
+    servers = [s for key, s in agent_servers(suite).items() if key in needed] if todo else []
+    with hold(servers), _progress(progress) as bar:
         task = bar.add_task(f"{suite.name}: {len(todo)} cells to run, {len(summary.skipped)} done",
                             total=sum(suite.episodes_for(c.agent) for c in todo))
         if n_workers == 0 or not todo:  # nothing to run: no Ray cluster to start
