@@ -10,7 +10,7 @@ Same model, same episode seeds (DoorKey-8x8, start states of suite seed 0), repl
 temperature 0. The server is started before the clock starts and stopped after each arm, and
 its own log gives the profile: prompt tokens evaluated and decoded tokens, with their times.
 
-    .venv/bin/python benchmarks/llm_throughput.py [--episodes 16] [--decisions 8] [--slots 1 4 8]
+    .venv/bin/python benchmarks/llm_throughput.py [--episodes 8] [--decisions 6] [--slots 1 4 8]
 
 Writes benchmarks/results/llm_throughput.json (benchmarks/README.md).
 """
@@ -35,8 +35,9 @@ from bench_results import RESULTS, Figure, script_command, write_result  # noqa:
 
 GOAL_RATIO = 3.0
 HARNESS = "minigrid:MiniGrid-DoorKey-8x8-v0"
-# llama-server's per-request timing lines: "prompt eval time = 12.3 ms / 45 tokens (...)"
-_TIMING = re.compile(r"^\s*(prompt eval|eval) time =\s*([\d.]+) ms /\s*(\d+) tokens", re.M)
+# llama-server's per-request timing lines: "... print_timing: id  3 | task 0 | prompt eval time =
+# 746.03 ms /    34 tokens (...)" and "... |        eval time =     958.60 ms /    20 tokens (...)"
+_TIMING = re.compile(r"\| +(prompt eval|eval) time = +([\d.]+) ms / +(\d+) tokens")
 
 
 def server_profile(log: Path, since: int) -> dict[str, float]:
@@ -126,8 +127,8 @@ def figures(d: dict[str, Any]) -> list[Figure]:
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--model", default="smollm2-135m")
-    ap.add_argument("--episodes", type=int, default=16)
-    ap.add_argument("--decisions", type=int, default=8, help="decision budget per episode")
+    ap.add_argument("--episodes", type=int, default=8)
+    ap.add_argument("--decisions", type=int, default=6, help="decision budget per episode")
     ap.add_argument("--slots", type=int, nargs="+", default=[1, 4, 8])
     ap.add_argument("--threads", type=int, default=None, help="the server's CPU threads (default: all cores but one)")
     ap.add_argument("--port", type=int, default=8061)
