@@ -2,8 +2,8 @@
 llama-cpp-python sdist's llama.cpp (once, into Polar's cache; `make install` builds it), serving
 SmolLM2-135M from its wheel on 127.0.0.1. No scripted replies in this file.
 
-- the episodes of an LLM arm run K at a time against K slots, and their greedy decisions are
-  the decisions of the same episodes played one at a time;
+- the episodes of an LLM arm run K at a time against K slots, in index order, each from the
+  start state its index gives;
 - two `polar compare` runs started together share one server, both finish, and the last one
   out stops it; a holder killed with SIGKILL does not keep it alive.
 """
@@ -55,29 +55,33 @@ def _suite(port: int, parallel: int, episodes: int, decisions: int, record: Path
             "harnesses": [{"id": HARNESS}]}
 
 
-def test_k_episodes_at_a_time_make_the_greedy_decisions_of_one_at_a_time(tmp_path):
-    """The same four recorded episodes (suite seed 0, DoorKey-8x8), played one at a time on a
-    one-slot server and four at a time on a four-slot server: the same decisions, the same
-    outcomes; and the four-slot run really used several slots at once."""
+def test_k_episodes_at_a_time_play_the_cells_episodes_in_order_on_several_slots(tmp_path):
+    """Four episodes (suite seed 0, DoorKey-8x8) on a four-slot server: every episode is played
+    from the start state its index gives, they come back in index order (as one at a time), each
+    was decided by the model, and the server really ran several slots at once. (Bit-for-bit
+    equal greedy decisions one-at-a-time vs K-at-a-time do not hold on llama-server: the
+    measured mismatch is in benchmarks/results/llm_throughput.json and docs/local-llm.md.)"""
     require_model("smollm2-135m")
     require_llama_server()
     from polar.evals.runner import run_cells
+    from polar.evals.suite import load_suite
 
-    port, played, logs = free_port(), {}, {}
+    port = free_port()
     log = serve.state_path("127.0.0.1", port).with_suffix(".log")
-    for k in (1, 4):
-        since = log.stat().st_size if log.exists() else 0
-        summary = run_cells(_suite(port, k, 4, 4, tmp_path / f"calls-{k}.jsonl"), tmp_path / f"k{k}", progress=False)
-        played[k] = [(e.extra["index"], [d.decision for d in e.decisions], e.success, e.env_steps)
-                     for e in summary.results[0].episodes]
-        logs[k] = log.read_bytes()[since:].decode(errors="replace")
-        assert serve.read_state("127.0.0.1", port) is None  # the run started it, the run stopped it
-    assert [i for i, *_ in played[4]] == [0, 1, 2, 3]  # in index order, as one at a time
-    assert sum(len(d) for _, d, *_ in played[1]) >= 4, "no decision was made: the test would prove nothing"
-    assert played[4] == played[1]
-    # four episodes in flight: the server launched requests on several of its slots
-    slots_used = set(re.findall(r"launch_slot_: id +(\d+)", logs[4]))
-    assert len(slots_used) >= 2, logs[4][-3000:]
+    suite = load_suite(_suite(port, 4, 4, 3, tmp_path / "calls.jsonl"))
+    t0 = time.monotonic()
+    summary = run_cells(suite, tmp_path / "k4", progress=False)
+    wall = time.monotonic() - t0
+    episodes = summary.results[0].episodes
+    assert [e.extra["index"] for e in episodes] == [0, 1, 2, 3]
+    assert [e.seed for e in episodes] == [suite.episode_seed(0, i) for i in range(4)]
+    assert all(e.decisions and e.llm_calls >= 1 for e in episodes), [e.failure_detail for e in episodes]
+    assert serve.read_state("127.0.0.1", port) is None  # the run started it, the run stopped it
+    # four episodes in flight: the server launched requests on several of its slots, and the
+    # episodes overlapped in time (one at a time, each would start after the last one ended)
+    slots_used = set(re.findall(r"launch_slot_: id +(\d+)", log.read_text(errors="replace")))
+    assert len(slots_used) >= 2, log.read_text(errors="replace")[-3000:]
+    assert sum(e.wall_s for e in episodes) > 1.5 * wall, (wall, [e.wall_s for e in episodes])
 
 
 SUITE = """\
