@@ -43,7 +43,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
+from pydantic import Field, SerializerFunctionWrapHandler, model_serializer, model_validator
 
 from polar.config import StrictModel
 from polar.errors import PolarError
@@ -102,6 +102,15 @@ class ServerSettings(StrictModel):
         "Use a server that answers on this port although this Polar's state folder does not record it "
         "(one started by hand, by another checkout or cache). Polar never stops a server it attached to."))
     startup_timeout_s: float = Field(default=300.0, gt=0)
+
+    @model_validator(mode="after")
+    def _parallel_needs_a_batching_engine(self) -> ServerSettings:
+        # llama-cpp-python's server answers one request at a time: K episodes would only queue
+        # behind each other and evict each other's evaluated prompt
+        if self.parallel > 1 and self.engine not in ("llama-server", "vllm"):
+            raise ValueError(f"parallel: {self.parallel} slots need engine: llama-server (or vllm), "
+                             f"not {self.engine or 'the default engine'}")
+        return self
 
     @model_serializer(mode="wrap")
     def _dump(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:

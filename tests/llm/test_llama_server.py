@@ -21,8 +21,11 @@ import textwrap
 import time
 from pathlib import Path
 
+import pytest
+
 from polar.llm import leases, serve
 from polar.llm.llama_server import binary_ready, cpu_cmake_args
+from polar.llm.models import resolve_model
 from tests.llm.engine import _absent, free_port, require_model
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -39,6 +42,19 @@ def test_the_cpu_flags_are_the_ones_the_wheel_cache_is_keyed_with():
     script = (ROOT / "scripts" / "install_local_llm.sh").read_text()
     assert "polar.llm.llama_server --cmake-args" in script  # one definition of the flags
     assert "-DGGML_AMX_TILE=OFF" in cpu_cmake_args()  # the AMX kernels stay out (they fault here)
+
+
+def test_parallel_slots_need_a_batching_engine_and_leave_old_cell_keys_alone():
+    with pytest.raises(ValueError, match="parallel: 4 slots need engine: llama-server"):
+        serve.ServerSettings(model="smollm2-135m", parallel=4)
+    assert "parallel" not in serve.ServerSettings(model="smollm2-135m").model_dump()  # a dumped block keys cells
+    s = serve.ServerSettings(model="smollm2-135m", engine="llama-server", parallel=4, n_ctx=1024)
+    assert s.model_dump()["parallel"] == 4
+    require_model("smollm2-135m")
+    require_llama_server()
+    cmd = serve.llama_server_command(s, resolve_model("smollm2-135m"), 1)  # builds it when it is missing
+    assert cmd[cmd.index("--parallel") + 1] == "4"
+    assert cmd[cmd.index("--ctx-size") + 1] == "4096"  # each slot gets the whole n_ctx
 
 
 def _settings(port: int, parallel: int) -> serve.ServerSettings:
