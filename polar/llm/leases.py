@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from polar.llm import serve
-from polar.ownership import owner_record, process_alive
+from polar.ownership import owned_by_run, owner_record, process_alive
 
 Announce = Callable[[str], None]
 
@@ -92,8 +92,12 @@ def release(s: serve.ServerSettings, lease: Path, announce: Announce = serve._st
         if state is None or not state.get("lease") or not serve.is_alive(state):
             return False
         serve.stop(s.host, s.port)
-        announce(f"stopped the {state.get('engine')} server for {state.get('model')} on {s.base_url}: "
-                 "the last Polar process using it is done")
+        if owned_by_run(state):  # the words `polar demo` has always used for its own server
+            announce(f"stopped the server this run started ({state.get('model')} on {s.base_url}); "
+                     "no other Polar process is using it")
+        else:
+            announce(f"stopped the {state.get('engine')} server for {state.get('model')} on {s.base_url}: "
+                     "the last Polar process using it is done")
         return True
 
 
