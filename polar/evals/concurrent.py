@@ -27,15 +27,6 @@ from polar.harnesses.base import Harness
 PlayEpisode = Callable[[int, EvalAgent, Harness], EpisodeRecord]
 
 
-def episode_slots(suite: Suite, cell: Cell) -> int:
-    """How many of this cell's episodes may be in flight at once: its planner's server slots
-    (`server.parallel`), else 1."""
-    from polar.evals.runner import agent_servers
-
-    server = agent_servers(suite).get((cell.agent, cell.seed))
-    return server.parallel if server is not None else 1
-
-
 def play_concurrently(suite: Suite, cell: Cell, entry: SuiteHarness, first: tuple[EvalAgent, Harness],
                       work_dir: Path, indices: list[int], slots: int,
                       play: PlayEpisode) -> Iterator[tuple[int, EpisodeRecord]]:

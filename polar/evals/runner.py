@@ -23,7 +23,7 @@ from polar.episode import EpisodeRecord
 from polar.errors import ConfigError, PolarError
 from polar.evals.agents import EvalAgent, new_episode_id
 from polar.evals.cells import CellResult, cell_key, cell_path, load_cell, make_agent
-from polar.evals.concurrent import episode_slots, play_concurrently
+from polar.evals.concurrent import play_concurrently
 from polar.evals.metrics import Results, compute_results
 from polar.evals.suite import Cell, Suite, SuiteHarness, load_suite
 from polar.evals.trace import TRACE_KEY, TracingHarness
@@ -290,6 +290,13 @@ def agent_servers(suite: Suite) -> dict[tuple[str, int], ServerSettings]:
                 if server is not None:
                     servers[a.name, seed] = server
     return servers
+
+
+def episode_slots(suite: Suite, cell: Cell) -> int:
+    """How many of this cell's episodes may be in flight at once: its planner's server slots
+    (`server.parallel`), else 1."""
+    server = agent_servers(suite).get((cell.agent, cell.seed))
+    return server.parallel if server is not None else 1
 
 
 def _engine_resource(server: ServerSettings) -> str:
