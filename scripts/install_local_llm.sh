@@ -6,7 +6,7 @@
 # Progress is shown while it builds; the full build log stays in $VENV/llama-cpp-build.log.
 #   bash scripts/install_local_llm.sh [VENV]
 #
-# The CPU flags are chosen here rather than by llama.cpp's default -march=native: on CPUs that
+# The CPU flags are chosen by Polar rather than by llama.cpp's default -march=native: on CPUs that
 # report Intel AMX, the native build's AMX kernels die with a general-protection fault at their
 # first `ldtilecfg` under some kernels and hypervisors (seen on this project's machines:
 # llama-cpp-python 0.3.36, the server crashed at its first request). So the build is the
@@ -17,30 +17,8 @@ VENV="${1:-.venv}"
 VERSION=0.3.36   # keep in step with the local-llm extra in pyproject.toml
 PY="$VENV/bin/python"
 
-cmake_args() {
-  if [ "$(uname -m)" != "x86_64" ]; then
-    echo "-DGGML_NATIVE=ON"   # AMX is x86 only: native is safe elsewhere
-    return
-  fi
-  local flags args="-DGGML_NATIVE=OFF"
-  flags=" $(grep -m1 '^flags' /proc/cpuinfo | cut -d: -f2) "
-  has() { [[ "$flags" == *" $1 "* ]]; }
-  has avx && args+=" -DGGML_AVX=ON"
-  has avx2 && args+=" -DGGML_AVX2=ON"
-  has fma && args+=" -DGGML_FMA=ON"
-  has f16c && args+=" -DGGML_F16C=ON"
-  has bmi2 && args+=" -DGGML_BMI2=ON"
-  has avx_vnni && args+=" -DGGML_AVX_VNNI=ON"
-  if has avx512f && has avx512cd && has avx512vl && has avx512dq && has avx512bw; then
-    args+=" -DGGML_AVX512=ON"
-    has avx512vbmi && args+=" -DGGML_AVX512_VBMI=ON"
-    has avx512_vnni && args+=" -DGGML_AVX512_VNNI=ON"
-    has avx512_bf16 && args+=" -DGGML_AVX512_BF16=ON"
-  fi
-  echo "$args -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF"
-}
-
-ARGS="$(cmake_args)"
+# The flags are defined once, in polar.llm.llama_server (llama-server is built with the same).
+ARGS="$("$PY" -m polar.llm.llama_server --cmake-args)"
 KEY="$VERSION-$(echo "$ARGS" | sha256sum | cut -c1-12)"
 WHEELS="${XDG_CACHE_HOME:-$HOME/.cache}/polar/wheels/llama-cpp-python-$KEY"
 STAMP="$VENV/.llama-cpp-build"
@@ -68,6 +46,10 @@ else
   echo "$KEY" > "$STAMP"
 fi
 "$PY" -m pip install -q -e '.[local-llm]'
+
+# llama.cpp's own llama-server (parallel slots), from the same sdist's llama.cpp, into Polar's
+# cache once (about 10 minutes on 2 cores the first time; nothing afterwards).
+"$PY" -m polar.llm.llama_server --build
 
 # The engine must run the embedded model on this CPU: load it and decode two tokens in a child
 # process, so that a crash (a signal) is reported here rather than at a planner's first call.

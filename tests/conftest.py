@@ -40,7 +40,7 @@ from polar.llm import serve
 from polar.llm.models import cache_dir
 
 # cache entries made by `make install` or by tests, shared with the user's cache (see above)
-SHARED_ARTEFACTS = ("models", "llama.cpp-converter", "checkpoints", "tokenizers", "wheels")
+SHARED_ARTEFACTS = ("models", "llama.cpp-converter", "checkpoints", "tokenizers", "wheels", "llama-server")
 ISOLATION_VARS = ("POLAR_CACHE_DIR", "POLAR_STATE_DIR", "POLAR_PODMAN_DIR", ownership.RUN_ENV)
 
 _started_by: dict[Path, str] = {}  # state file -> the test during which its server started

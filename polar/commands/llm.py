@@ -254,13 +254,14 @@ def models_add_cmd(
 
 def serve_llm_cmd(
     model: Annotated[str | None, typer.Argument(help="A model name (polar llm models), name@version, a .gguf file, a checkpoint folder, or (vLLM) a hub id.")] = None,
-    engine: Annotated[str | None, typer.Option(help="llamacpp (GGUF, CPU), transformers (checkpoint folder) or vllm (GPU). Default: the model's.")] = None,
+    engine: Annotated[str | None, typer.Option(help="llamacpp (GGUF, CPU), llama-server (GGUF, CPU, parallel slots), transformers (checkpoint folder) or vllm (GPU). Default: the model's.")] = None,
     port: Annotated[int, typer.Option(help="Port of the OpenAI-compatible server.")] = 8012,
     host: Annotated[str, typer.Option(help="Interface to bind (127.0.0.1 keeps it private).")] = "127.0.0.1",
     n_ctx: Annotated[int, typer.Option(help="llama.cpp context window (prompt + reply tokens).")] = 2048,
     threads: Annotated[int | None, typer.Option(help="CPU threads (default: all cores but one).")] = None,
     prompt_cache: Annotated[bool, typer.Option(help="llama-cpp-python's RAM cache of prompt states (leaks memory; "
                                                      "consecutive requests reuse their shared prefix without it).")] = False,
+    parallel: Annotated[int, typer.Option(help="llama-server's slots: requests decoded together in one batch.")] = 1,
     engine_arg: Annotated[list[str] | None, typer.Option("--engine-arg", "--vllm-arg", help="Extra argument for the engine (repeatable).")] = None,
     foreground: Annotated[bool, typer.Option(help="Stay attached (Ctrl-C stops the server).")] = False,
     stop: Annotated[bool, typer.Option("--stop", help="Stop the server Polar started on --host/--port.")] = False,
@@ -293,10 +294,11 @@ def serve_llm_cmd(
         return
     if model is None:
         raise ConfigError("serve-llm: give a MODEL (see `polar llm models`), or --stop / --status")
-    if engine not in (None, "llamacpp", "transformers", "vllm"):
-        raise ConfigError(f"--engine: expected llamacpp, transformers or vllm, got {engine!r}")
+    if engine not in (None, "llamacpp", "llama-server", "transformers", "vllm"):
+        raise ConfigError(f"--engine: expected llamacpp, llama-server, transformers or vllm, got {engine!r}")
     settings = serve.ServerSettings(model=model, engine=engine, host=host, port=port, n_ctx=n_ctx,  # type: ignore[arg-type]
-                                    threads=threads, prompt_cache=prompt_cache, engine_args=engine_arg or [])
+                                    threads=threads, prompt_cache=prompt_cache, parallel=parallel,
+                                    engine_args=engine_arg or [])
     state = serve.start(settings, foreground=foreground, announce=typer.echo)
     if not foreground:
         typer.echo(f"profile:  model: openai/{state['served_name']}\n          api_base: {settings.api_base}\n"

@@ -21,14 +21,16 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from polar.episode import EpisodeRecord
 from polar.errors import ConfigError, PolarError
-from polar.evals.agents import new_episode_id
+from polar.evals.agents import EvalAgent, new_episode_id
 from polar.evals.cells import CellResult, cell_key, cell_path, load_cell, make_agent
+from polar.evals.concurrent import play_concurrently
 from polar.evals.metrics import EPISODE_STATS_KEY, Results, compute_results
 from polar.evals.planner_agent import PlannerProfiles
 from polar.evals.suite import Cell, PlannerAgentConfig, Suite, SuiteHarness, load_suite
 from polar.evals.trace import TRACE_KEY, TracingHarness
 from polar.files import atomic_write, pause_point
 from polar.harnesses.base import Harness
+from polar.llm.leases import hold
 from polar.llm.serve import ServerSettings
 
 
@@ -111,24 +113,34 @@ def run_cell(suite: Suite, cell: Cell, out_dir: Path, on_episode: Callable[[], N
         prep = agent.prepare(entry, cell.seed, out_dir / "work" / cell.slug)
         harness = entry.make()
         marks = harness.spec.reward_marks_success
+
+        def play(i: int, agent: EvalAgent, harness: Harness) -> EpisodeRecord:
+            env_seed = suite.episode_seed(cell.seed, i)
+            task = default_task(harness, env_seed, entry)
+            tracer = TracingHarness(harness, suite.trace_frames) if i < suite.trace else None
+            rec = agent.episode(tracer or harness, task, env_seed, entry.max_steps, new_episode_id())
+            extra = {**rec.extra, "cell_seed": cell.seed, "index": i, "agent_name": agent.name}
+            if stats := harness.episode_stats():  # a domain's own scores read them (Crafter)
+                extra[EPISODE_STATS_KEY] = stats
+            if tracer is not None:
+                extra[TRACE_KEY] = tracer.trace()
+            return rec.model_copy(update={"extra": extra})
+
+        todo = list(range(len(records), suite.episodes_for(cell.agent)))
+        slots = episode_slots(suite, cell, profiles) if len(todo) > 1 else 1
+        played = (play_concurrently(suite, cell, entry, (agent, harness), out_dir / "work" / cell.slug, todo,
+                                    slots, play, profiles)
+                  if slots > 1 else ((i, play(i, agent, harness)) for i in todo))
         try:
-            for i in range(len(records), suite.episodes_for(cell.agent)):
-                env_seed = suite.episode_seed(cell.seed, i)
-                task = default_task(harness, env_seed, entry)
-                tracer = TracingHarness(harness, suite.trace_frames) if i < suite.trace else None
-                rec = agent.episode(tracer or harness, task, env_seed, entry.max_steps, new_episode_id())
-                extra = {**rec.extra, "cell_seed": cell.seed, "index": i, "agent_name": agent.name}
-                if stats := harness.episode_stats():  # a domain's own scores read them (Crafter)
-                    extra[EPISODE_STATS_KEY] = stats
-                if tracer is not None:
-                    extra[TRACE_KEY] = tracer.trace()
-                records.append(rec.model_copy(update={"extra": extra}))
+            for i, rec in played:
+                records.append(rec)
                 with partial.open("a") as f:
                     f.write(records[-1].model_dump_json() + "\n")
                 pause_point(f"episode-{i}")  # a test kills the run here
                 if on_episode is not None:
                     on_episode()
         finally:
+            played.close()  # lanes still playing finish their episode, then close
             harness.close()
     finally:
         agent.close()
@@ -243,7 +255,11 @@ def run_cells(
         check_harnesses(suite)
     out.mkdir(parents=True, exist_ok=True)
     atomic_write(out / "suite.json", suite.model_dump_json(indent=1))
-    with _progress(progress) as bar:
+    # the planners' local servers are held while the cells run: another Polar process on the same
+    # server attaches to it, and the last one out stops it if a holder started it (polar.llm.leases)
+    needed = {(c.agent, c.seed) for c in todo}
+    servers = [s for key, s in agent_servers(suite, profiles).items() if key in needed] if todo else []
+    with hold(servers), _progress(progress) as bar:
         task = bar.add_task(f"{suite.name}: {len(todo)} cells to run, {len(summary.skipped)} done",
                             total=sum(suite.episodes_for(c.agent) for c in todo))
         if n_workers == 0 or not todo:  # nothing to run: no Ray cluster to start
@@ -286,6 +302,13 @@ def agent_servers(suite: Suite, profiles: PlannerProfiles | None = None) -> dict
                 if server is not None:
                     servers[a.name, seed] = server
     return servers
+
+
+def episode_slots(suite: Suite, cell: Cell, profiles: PlannerProfiles | None = None) -> int:
+    """How many of this cell's episodes may be in flight at once: its planner's server slots
+    (`server.parallel`), else 1."""
+    server = agent_servers(suite, profiles).get((cell.agent, cell.seed))
+    return server.parallel if server is not None else 1
 
 
 def _engine_resource(server: ServerSettings) -> str:

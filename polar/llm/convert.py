@@ -59,14 +59,19 @@ def converter_dir(version: str | None = None, fetch: bool = False) -> Path:
         if sdist is None:
             print(f"downloading the llama-cpp-python {version} source distribution (its GGUF converter) with pip",
                   file=sys.stderr, flush=True)
-            r = subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
-                                f"llama-cpp-python=={version}", "-d", tmp], capture_output=True, text=True)
-            found = sorted(Path(tmp).glob("llama_cpp_python-*.tar.gz"))
-            if r.returncode != 0 or not found:
-                raise ConvertError(f"pip download llama-cpp-python=={version} failed: {r.stderr.strip()[-500:]}")
-            sdist = str(found[0])
+            sdist = str(download_sdist(version, Path(tmp)))
         _extract(Path(sdist), root)
     return root
+
+
+def download_sdist(version: str, dest: Path) -> Path:
+    """The llama-cpp-python `version` source distribution, downloaded with pip into `dest`."""
+    r = subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
+                        f"llama-cpp-python=={version}", "-d", str(dest)], capture_output=True, text=True)
+    found = sorted(dest.glob("llama_cpp_python-*.tar.gz"))
+    if r.returncode != 0 or not found:
+        raise ConvertError(f"pip download llama-cpp-python=={version} failed: {r.stderr.strip()[-500:]}")
+    return found[0]
 
 
 def _extract(sdist: Path, root: Path) -> None:

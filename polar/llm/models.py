@@ -45,7 +45,7 @@ from polar.config import StrictModel, validate
 from polar.errors import ConfigError
 from polar.workspace import asset_dirs
 
-Engine = Literal["llamacpp", "transformers", "vllm"]
+Engine = Literal["llamacpp", "llama-server", "transformers", "vllm"]
 INSTALL_HINT = "pip install 'polar[local-llm]' (or `make install`)"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
 

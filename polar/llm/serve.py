@@ -2,7 +2,10 @@
 
 Engines (each a separate process, reached over HTTP on 127.0.0.1 like any remote API):
 - `llamacpp`: llama.cpp's server from llama-cpp-python (`python -m llama_cpp.server`) for GGUF
-  files, on CPU, with JSON-schema grammars and a RAM prompt cache;
+  files, on CPU, with JSON-schema grammars and a RAM prompt cache; one request at a time;
+- `llama-server`: llama.cpp's own server binary (`polar.llm.llama_server` builds it once from
+  the same llama.cpp source) for GGUF files, with `parallel` slots batched together, so K
+  episodes' decisions are evaluated at once;
 - `transformers`: `transformers serve` for a checkpoint folder (e.g. a freshly fine-tuned
   model; no conversion);
 - `vllm`: `vllm serve` on a GPU machine.
@@ -40,7 +43,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
+from pydantic import Field, SerializerFunctionWrapHandler, model_serializer, model_validator
 
 from polar.config import StrictModel
 from polar.errors import PolarError
@@ -65,6 +68,8 @@ class ServeError(PolarError):
 ENGINE_HINTS = {
     "llamacpp": "llama.cpp's server is not installed in this environment: pip install "
                 "'polar[local-llm]' (or `make install`; it builds llama-cpp-python from source, ~11 min on 2 cores)",
+    "llama-server": "llama.cpp's llama-server is built from the llama-cpp-python sdist's llama.cpp source "
+                    "(python -m polar.llm.llama_server --build; needs cmake and a C++ compiler)",
     "transformers": "`transformers serve` is not installed in this environment: pip install 'polar[serve-transformers]'",
     "vllm": "vLLM is not installed in this environment. Install the optional extra: pip install 'polar[vllm]' "
             "(vLLM needs a Linux machine with a CUDA GPU). Any other OpenAI-compatible server works too: "
@@ -88,6 +93,9 @@ class ServerSettings(StrictModel):
         "prompts. Off by default: each saved state keeps the whole logits matrix, which its size limit "
         "does not count, so memory grows by ~100 MB per request until the server is OOM-killed. The "
         "shared prefix of consecutive decisions is reused without it (llama.cpp's KV prefix match)."))
+    parallel: int = Field(default=1, ge=1, le=64, description=(
+        "llama-server's slots (-np): requests it decodes together in one batch. An LLM arm then plays "
+        "this many episodes at a time against the server (each slot keeps n_ctx tokens)."))
     engine_args: list[str] = Field(default_factory=list, description="Extra command-line arguments for the engine.")
     autostart: bool = Field(default=True, description="A planner using this profile starts the server when it is not running.")
     attach: bool = Field(default=False, description=(
@@ -95,13 +103,24 @@ class ServerSettings(StrictModel):
         "(one started by hand, by another checkout or cache). Polar never stops a server it attached to."))
     startup_timeout_s: float = Field(default=300.0, gt=0)
 
+    @model_validator(mode="after")
+    def _parallel_needs_a_batching_engine(self) -> ServerSettings:
+        # llama-cpp-python's server answers one request at a time: K episodes would only queue
+        # behind each other and evict each other's evaluated prompt
+        if self.parallel > 1 and self.engine not in ("llama-server", "vllm"):
+            raise ValueError(f"parallel: {self.parallel} slots need engine: llama-server (or vllm), "
+                             f"not {self.engine or 'the default engine'}")
+        return self
+
     @model_serializer(mode="wrap")
     def _dump(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        """`attach` appears only when set: a dumped server block (a per-seed model's profile
-        overrides, part of its cells' keys) stays what it was before the field existed."""
+        """`attach` and `parallel` appear only when set: a dumped server block (a per-seed model's
+        profile overrides, part of its cells' keys) stays what it was before the fields existed."""
         out = handler(self)
         if not self.attach:
             out.pop("attach", None)
+        if self.parallel == 1:
+            out.pop("parallel", None)
         return out
 
     @property
@@ -148,6 +167,8 @@ def engine_command(s: ServerSettings, model: ModelEntry | str, engine: Engine) -
         if model.chat_format:
             cmd += ["--chat_format", model.chat_format]
         return [*cmd, *s.engine_args]
+    if engine == "llama-server":
+        return llama_server_command(s, model, threads)
     if engine == "transformers":
         _require(engine, "transformers")
         path = str(weights_path(model)) if isinstance(model, ModelEntry) else model
@@ -159,10 +180,32 @@ def engine_command(s: ServerSettings, model: ModelEntry | str, engine: Engine) -
     return [exe, "serve", name, "--host", s.host, "--port", str(s.port), *s.engine_args]
 
 
+def llama_server_command(s: ServerSettings, model: ModelEntry | str, threads: int) -> list[str]:
+    """llama-server's command line (the binary built on first use). Each of the `parallel` slots
+    gets the whole n_ctx (-c is the total, split across slots); continuous batching puts the
+    slots' tokens in one batch; the RAM prompt cache is capped, since the machine is shared."""
+    from polar.llm.llama_server import BuildError, ensure_binary
+
+    if not isinstance(model, ModelEntry) or model.format != "gguf":
+        raise ServeError(f"llama-server serves GGUF files; {getattr(model, 'path', model)} is not one "
+                         "(serve a checkpoint folder with --engine transformers)")
+    try:
+        exe = ensure_binary()
+    except BuildError as err:
+        raise ServeError(f"{err}\n{ENGINE_HINTS['llama-server']}") from None
+    cmd = [str(exe), "--model", str(weights_path(model)), "--alias", model.name, "--host", s.host,
+           "--port", str(s.port), "--ctx-size", str(s.n_ctx * s.parallel), "--parallel", str(s.parallel),
+           "--threads", str(threads), "--threads-batch", str(threads), "--cont-batching",
+           "--cache-ram", "256", "--no-webui"]
+    if model.chat_format:  # a GGUF without its own template: one of llama.cpp's built-in ones
+        cmd += ["--chat-template", model.chat_format]
+    return [*cmd, *s.engine_args]
+
+
 def served_name(model: ModelEntry | str, engine: Engine) -> str:
     """The model id the server answers to (what a profile's `model:` names after `openai/`)."""
     if isinstance(model, ModelEntry):
-        return model.name if engine == "llamacpp" else str(weights_path(model))
+        return model.name if engine in ("llamacpp", "llama-server") else str(weights_path(model))
     return model
 
 
@@ -438,8 +481,9 @@ def stop_on_exit(settings: Iterable[ServerSettings], announce: Announce = _stder
                 announce(f"stopped the server this run started ({s.model} on {s.base_url})")
 
 
-def ensure_server(s: ServerSettings, announce: Announce = _stderr) -> dict[str, Any]:
-    """Make sure the profile's server answers: reuse it, or start it when `autostart` (saying so)."""
+def ensure_server(s: ServerSettings, announce: Announce = _stderr, *, lasting: bool = True) -> dict[str, Any]:
+    """Make sure the profile's server answers: reuse it, or start it when `autostart` (saying so).
+    `lasting=False`: the caller stops it when done (a lease holder), so no word on stopping it."""
     entry, engine = resolve(s)
     name = served_name(entry, engine)
     served = probe(s.base_url) or _answer_of_ours(s, name)
@@ -453,7 +497,8 @@ def ensure_server(s: ServerSettings, announce: Announce = _stderr) -> dict[str, 
         raise ServeError(f"no server answers at {s.base_url}; start it: polar serve-llm {s.model} --port {s.port}")
     announce(f"the planner's server ({s.model} on {s.base_url}) is not running: starting it")
     state = start(s, announce=announce)
-    announce(f"it keeps running after this command, for the next one (`polar demo` stops the servers it "
-             f"started); stop it: polar serve-llm --stop --port {s.port}")
+    if lasting:
+        announce(f"it keeps running after this command, for the next one (`polar demo` stops the servers it "
+                 f"started); stop it: polar serve-llm --stop --port {s.port}")
     return {**state, "started": True}
 

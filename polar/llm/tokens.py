@@ -37,9 +37,10 @@ class ServerTokenizer:
         self.root = server_root(api_base)
         self.timeout_s = timeout_s
         self._prefix: list[int] | None = None  # what tokenizing "" gives (a BOS token, or nothing)
+        self._native: bool | None = None  # True: llama-server's /tokenize (None: not asked yet)
 
-    def _post(self, path: str, text: str) -> dict[str, Any]:
-        req = urllib.request.Request(f"{self.root}{path}", data=json.dumps({"input": text}).encode(),
+    def _post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        req = urllib.request.Request(f"{self.root}{path}", data=json.dumps(body).encode(),
                                      headers={"Content-Type": "application/json"})
         try:
             with urllib.request.urlopen(req, timeout=self.timeout_s) as r:
@@ -47,16 +48,39 @@ class ServerTokenizer:
         except (OSError, ValueError, urllib.error.URLError) as err:
             raise TokenizerError(f"{self.root}{path}: {err}") from None
 
+    def _ids(self, text: str) -> list[int]:
+        """llama-cpp-python's /extras/tokenize, else llama-server's /tokenize (which answers
+        the other with 404); the endpoint that answered is kept."""
+        if self._native is None:
+            try:
+                ids = list(self._post("/extras/tokenize", {"input": text})["tokens"])
+                self._native = False
+                return ids
+            except TokenizerError as err:
+                if "404" not in str(err):
+                    raise
+                try:
+                    ids = list(self._post("/tokenize", {"content": text, "add_special": True})["tokens"])
+                except (TokenizerError, KeyError, TypeError) as err2:
+                    raise TokenizerError(f"{err}; {err2}") from None  # neither engine's endpoint
+                self._native = True
+                return ids
+        if self._native:
+            return list(self._post("/tokenize", {"content": text, "add_special": True})["tokens"])
+        return list(self._post("/extras/tokenize", {"input": text})["tokens"])
+
     def tokenize(self, text: str) -> list[int]:
         """The text's token ids, without the BOS token the tokenizer may add."""
         if self._prefix is None:
-            self._prefix = list(self._post("/extras/tokenize", "")["tokens"])
-        ids = list(self._post("/extras/tokenize", text)["tokens"])
+            self._prefix = self._ids("")
+        ids = self._ids(text)
         n = len(self._prefix)
         return ids[n:] if n and ids[:n] == self._prefix else ids
 
     def count(self, text: str) -> int:
-        return int(self._post("/extras/tokenize/count", text)["count"]) - len(self._prefix or [])
+        if self._native:  # llama-server has no count endpoint
+            return len(self.tokenize(text))
+        return int(self._post("/extras/tokenize/count", {"input": text})["count"]) - len(self._prefix or [])
 
     def count_messages(self, messages: list[dict[str, Any]], per_message: int = 6) -> int:
         """Prompt tokens of a chat request: each message's content plus `per_message` for the
