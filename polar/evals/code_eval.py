@@ -37,8 +37,10 @@ def code_llm(model: str, *, port: int = 8031, temperature: float = 0.7, max_toke
              threads: int = 1, record: Path | None = None) -> LLMClient:
     """A client for `model` served by llama.cpp on `port` (started when not running), recording
     each call (with the sampled tokens' ids and log-probs) to `record`."""
+    from polar.llm.serve import resolve, served_name
+
     server = ServerSettings(model=model, engine="llamacpp", port=port, n_ctx=1024, threads=threads)
-    settings = LLMSettings(model=f"openai/{Path(model).stem if model.endswith('.gguf') else model.split('@')[0]}",
+    settings = LLMSettings(model=f"openai/{served_name(*resolve(server))}",
                            server=server, temperature=temperature, max_tokens=max_tokens, logprobs=True,
                            top_logprobs=1, warmup="none", timeout_s=300, role="code-planner",
                            pricing={"prompt_usd_per_mtok": 0.0, "completion_usd_per_mtok": 0.0})
