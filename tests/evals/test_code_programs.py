@@ -65,3 +65,18 @@ def test_the_summary_checks_the_issue_bars_and_the_pages_show_the_programs() -> 
     assert s["env_steps"] == sum(e.env_steps for e in eps) and s["env_steps"] > 200  # the failed 200 steps too
     page = episode_pages(eps, "t")
     assert "return 2 if obs[1] > 0 else 0" in page and "## mountaincar, seed 2: return -200" in page
+
+
+def test_the_cli_writes_the_dataset_and_reads_seed_ranges(tmp_path) -> None:
+    from typer.testing import CliRunner
+
+    from polar.commands.app import app
+    from polar.commands.code import _seeds
+
+    assert _seeds("1000-1003") == [1000, 1001, 1002, 1003] and _seeds("4,7") == [4, 7]
+    out = CliRunner().invoke(app, ["code", "dataset", "--out", str(tmp_path / "d"), "--per-task", "2",
+                                   "--val-per-task", "0", "--tasks", "cartpole,maze"])
+    assert out.exit_code == 0, out.output
+    assert '"train": 4' in out.output and len(read_split(tmp_path / "d", "train")) == 4
+    bad = CliRunner().invoke(app, ["code", "dataset", "--out", str(tmp_path / "e"), "--tasks", "chess"])
+    assert bad.exit_code != 0 and "unknown code-mode task 'chess'" in str(bad.exception)
