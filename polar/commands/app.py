@@ -53,6 +53,7 @@ CLI_MODULES = [
     "polar.commands.llm",
     "polar.commands.prompts",
     "polar.commands.evals",
+    "polar.commands.code",
 ]
 
 for _name in CLI_MODULES:

@@ -28,7 +28,6 @@ from typing import Any, Literal
 from pydantic import Field
 
 from polar.config import StrictModel
-from polar.errors import ConfigError
 from polar.evals.improve import (
     SAMPLE_SEED,
     ImproveConfig,
@@ -37,11 +36,11 @@ from polar.evals.improve import (
     _server_cpu,
     evaluate,
 )
+from polar.evals.stages import STATE_FILE, StagedRun  # noqa: F401 - STATE_FILE: its name here before
 from polar.evals.suite import SuiteHarness
 from polar.files import atomic_write
 from polar.llm.rl import GRPOConfig
 
-STATE_FILE = "state.json"
 STAGES = ("sample", "update", "convert", "eval", "log")
 
 
@@ -165,43 +164,13 @@ def build_rollouts(episodes: list[Any], calls: dict[str, Any], tok: Any, cfg: RL
 # --- the run -------------------------------------------------------------------------------------------------
 
 
-class RLRun:
-    """One run folder: its config, what finished (state.json), and the stages."""
+class RLRun(StagedRun):
+    """One run folder: its config, what finished (state.json, `polar.evals.stages`), and the stages."""
 
     def __init__(self, cfg: RLConfig, out: str | Path, progress: bool = True) -> None:
-        self.cfg, self.out, self.progress = cfg, Path(out).resolve(), progress  # paths in state.json: absolute
-        self.out.mkdir(parents=True, exist_ok=True)
-        path = self.out / STATE_FILE
-        self.state: dict[str, Any] = json.loads(path.read_text()) if path.exists() else {}
-        fixed = cfg.model_dump(mode="json", exclude={"iterations"})
-        if self.state and self.state.get("config") != fixed:
-            raise ConfigError(f"{self.out}: holds a run with another config (only `iterations` may change on "
-                              f"resume); compare {self.out / STATE_FILE} with the recipe, or choose another --out")
-        self.state.setdefault("config", fixed)
-        self.state.setdefault("iterations", {})
+        super().__init__(out, cfg.model_dump(mode="json", exclude={"iterations"}), cfg.model)
+        self.cfg, self.progress = cfg, progress
         self._tok: Any = None
-
-    # state -------------------------------------------------------------------------------
-    def done(self, it: int, stage: str) -> dict[str, Any] | None:
-        return self.state["iterations"].get(str(it), {}).get(stage)
-
-    def finish(self, it: int, stage: str, info: dict[str, Any]) -> dict[str, Any]:
-        self.state["iterations"].setdefault(str(it), {})[stage] = info
-        atomic_write(self.out / STATE_FILE, json.dumps(self.state, indent=1), durable=True)
-        return info
-
-    def model_before(self, it: int) -> str:
-        """The model iteration `it` samples with: the last converted one, else the start."""
-        for j in range(it - 1, 0, -1):
-            if (c := self.done(j, "convert")) is not None:
-                return str(c["model"])
-        return self.cfg.model
-
-    def adapter_before(self, it: int) -> str | None:
-        for j in range(it - 1, 0, -1):
-            if (u := self.done(j, "update")) is not None and u.get("adapter"):
-                return str(u["adapter"])
-        return None
 
     def improve_cfg(self) -> ImproveConfig:
         c = self.cfg

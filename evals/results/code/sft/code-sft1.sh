@@ -1,0 +1,1 @@
+cd /work/wt/code && export POLAR_CACHE_DIR=/tmp/polar-cache-code && PYTHONPATH=/work/wt/code /work/main/.venv/bin/polar llm finetune --data runs/code/data --out code-sft --base smollm2-135m --epochs 2 --lora-layers 10 --threads 1 --work-dir runs/code/sft-seed0 --eval-examples 20 --resume

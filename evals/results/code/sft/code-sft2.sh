@@ -1,0 +1,1 @@
+cd /work/wt/code && export POLAR_CACHE_DIR=/tmp/polar-cache-code && PYTHONPATH=/work/wt/code /work/main/.venv/bin/polar llm finetune --data runs/code/data-seed1 --out code-sft --base code-sft@1 --epochs 1 --lr 1e-3 --lora-layers 10 --threads 1 --work-dir runs/code/sft2 --eval-examples 20 --resume
