@@ -108,6 +108,24 @@ def train_tasks(kwargs: dict | None = None) -> list[SuiteHarness]:
         [SuiteHarness(id=h, task=t, name=n, kwargs=kw) for n, (h, t) in SAMPLE_PHRASINGS.items()]
 
 
+def improve_config(args: argparse.Namespace) -> ImproveConfig:
+    """The rounds' config (and the evaluations'): in memory mode the student samples with the
+    memory skills on harnesses with odometry."""
+    memory = args.observation == "memory"
+    kwargs = MEMORY["kwargs"] if memory else None
+    return ImproveConfig(model=f"{args.name}", name=f"{args.name}-rft", profile=args.student,
+                         observation=args.observation, skills=MEMORY["skills"] if memory else None,
+                         tasks=train_tasks(kwargs),
+                         eval_tasks=[t for t in eval_tasks(kwargs=kwargs)
+                                     if args.eval_tasks is None or t.label in args.eval_tasks.split(",")],
+                         rounds=args.rounds, episodes=args.episodes, temperature=args.temperature, seed=args.seed,
+                         eval_seeds=args.eval_seeds, eval_episodes=args.eval_episodes,
+                         max_decisions=args.max_decisions, port=args.port, threads=args.server_threads,
+                         finetune={"token_budget": args.round_token_budget, "learning_rate": args.lr,
+                                   "batch_size": 1, "max_length": args.max_length,
+                                   "lora_layers": args.lora_layers, "threads": args.threads})
+
+
 def ship_last_round(results: dict, name: str | None, out: Path, seed: int, teacher: str = "symbolic") -> None:
     """Ship the last round's model, charged the env steps its training data cost."""
     from polar.llm.adapters import ship
@@ -129,7 +147,7 @@ def ship_last_round(results: dict, name: str | None, out: Path, seed: int, teach
     print(f"shipped {rounds[-1]['model']} as {folder}")
 
 
-def main() -> None:
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", type=Path, default=Path("runs/planner-training"))
     ap.add_argument("--stages", default=",".join(STAGES),
@@ -177,12 +195,17 @@ def main() -> None:
     ap.add_argument("--sequential", action="store_true",
                     help="run eval-base after SFT instead of beside it (by default, when both stages run and the "
                          "machine has 2+ cores, the base model is evaluated in a second process on the core SFT leaves)")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     memory = args.observation == "memory"
     args.teacher_suite = args.teacher_suite or (MEMORY["teacher_suite"] if memory
                                                 else REPO / "evals" / "planner_teacher.yaml")
     args.student = args.student or (MEMORY["student"] if memory else "student")
-    kwargs = MEMORY["kwargs"] if memory else None
+    return args
+
+
+def main() -> None:
+    args = parse_args()
+    memory = args.observation == "memory"
     stages = args.stages.split(",")
     out = args.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
@@ -249,17 +272,7 @@ def main() -> None:
         results["ledger"]["dataset"] |= {"counts": info.counts, "tokens": info.tokens, "per_skill": info.per_skill,
                                          "skipped": info.skipped, "sha256": info.sha256, "student": args.student}
         save()
-    cfg = ImproveConfig(model=f"{args.name}", name=f"{args.name}-rft", profile=args.student,
-                        observation=args.observation, skills=MEMORY["skills"] if memory else None,
-                        tasks=train_tasks(kwargs),
-                        eval_tasks=[t for t in eval_tasks(kwargs=kwargs)
-                                    if args.eval_tasks is None or t.label in args.eval_tasks.split(",")],
-                        rounds=args.rounds, episodes=args.episodes, temperature=args.temperature, seed=args.seed,
-                        eval_seeds=args.eval_seeds, eval_episodes=args.eval_episodes,
-                        max_decisions=args.max_decisions, port=args.port, threads=args.server_threads,
-                        finetune={"token_budget": args.round_token_budget, "learning_rate": args.lr,
-                                  "batch_size": 1, "max_length": args.max_length,
-                                  "lora_layers": args.lora_layers, "threads": args.threads})
+    cfg = improve_config(args)
     if "sft" in stages:
         from polar.llm.finetune import FinetuneConfig, finetune
 

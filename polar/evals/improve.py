@@ -76,6 +76,16 @@ def _planner_overrides(cfg: ImproveConfig, model_ref: str, temperature: float, r
     return out if logprobs else out | {"logprobs": False}
 
 
+def student_suite(cfg: ImproveConfig, label: str, overrides: dict[str, Any], harnesses: list[SuiteHarness],
+                  seeds: list[int], episodes: int, eval_seed: int) -> dict[str, Any]:
+    """The suite that plays the student: its profile with `overrides`, the config's skill library
+    (the memory skills in memory mode) and the harnesses as given (their kwargs, e.g. odometry)."""
+    agent = {"name": "student", "kind": "planner", "planner": cfg.profile, "overrides": overrides,
+             "budget": {"decisions": cfg.max_decisions}} | ({"skills": cfg.skills} if cfg.skills else {})
+    return {"name": label, "agents": [agent], "harnesses": [h.model_dump(mode="json") for h in harnesses],
+            "seeds": seeds, "episodes": episodes, "eval_seed": eval_seed, "workers": 0}
+
+
 def _run(cfg: ImproveConfig, label: str, model_ref: str, harnesses: list[SuiteHarness], seeds: list[int],
          episodes: int, eval_seed: int, temperature: float, out: Path, *,
          logprobs: bool = True) -> tuple[list[Any], dict[str, Any]]:
@@ -85,11 +95,7 @@ def _run(cfg: ImproveConfig, label: str, model_ref: str, harnesses: list[SuiteHa
     from polar.planners.profile import load_planner_profile
 
     overrides = _planner_overrides(cfg, model_ref, temperature, out / "calls.jsonl", logprobs)
-    agent = {"name": "student", "kind": "planner", "planner": cfg.profile, "overrides": overrides,
-             "budget": {"decisions": cfg.max_decisions}} | ({"skills": cfg.skills} if cfg.skills else {})
-    suite = {"name": label, "agents": [agent],
-             "harnesses": [h.model_dump(mode="json") for h in harnesses], "seeds": seeds,
-             "episodes": episodes, "eval_seed": eval_seed, "workers": 0}
+    suite = student_suite(cfg, label, overrides, harnesses, seeds, episodes, eval_seed)
     server = load_planner_profile(cfg.profile, overrides).server  # type: ignore[union-attr]
     # A server an interrupted run left on this port may serve other weights under the same name
     # (versions of one model share it): serve this model fresh.
