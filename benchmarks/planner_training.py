@@ -126,7 +126,7 @@ def improve_config(args: argparse.Namespace) -> ImproveConfig:
                                    "lora_layers": args.lora_layers, "threads": args.threads})
 
 
-def ship_last_round(results: dict, name: str | None, out: Path, seed: int, teacher: str = "symbolic") -> None:
+def ship_last_round(results: dict, name: str | None, out: Path, seed: int, teacher_planner: str = "symbolic") -> None:
     """Ship the last round's model, charged the env steps its training data cost."""
     from polar.llm.adapters import ship
 
@@ -142,7 +142,7 @@ def ship_last_round(results: dict, name: str | None, out: Path, seed: int, teach
               "and evaluations are not env steps of training")
     folder = ship(rounds[-1]["model"], REPO / "planners" / "models" / name, env_steps=teacher + sum(sampled),
                   env_steps_source=source,
-                  description=f"SmolLM2-135M + LoRA, training seed {seed}: SFT on the {teacher} "
+                  description=f"SmolLM2-135M + LoRA, training seed {seed}: SFT on the {teacher_planner} "
                               f"planner's decisions, then {len(rounds)} reward-filtered round(s) on its own episodes")
     print(f"shipped {rounds[-1]['model']} as {folder}")
 
@@ -318,7 +318,7 @@ def main() -> None:
         save()
     if "ship" in stages:
         ship_last_round(json.loads(res_path.read_text()), args.ship_as, out, args.seed,
-                        teacher=MEMORY["teacher"] if memory else "symbolic")
+                        teacher_planner=MEMORY["teacher"] if memory else "symbolic")
     if len(args.stages.split(",")) > 1:  # the loop's own process (not the eval-base one beside it)
         results["ledger"]["loop"] = {"wall_s": round(time.perf_counter() - t_start, 1), "stages": args.stages}
         touched_stages.add("loop")
