@@ -17,6 +17,12 @@ round-N), task and observation mode, with Wilson intervals over episodes, and a 
 each stage cost (LLM tokens, training tokens, env steps, CPU and wall time). Copy it to
 evals/results/planner-training/ to commit a measured run.
 
+Memory mode (`--observation memory`, docs/memory.md): the teacher is the symbolic planner over
+the agent's memory of what it has seen (evals/planner_teacher_memory.yaml: symbolic-memory over
+skills_memory/, harnesses with `odometry: true`), the dataset is rendered with the student-memory
+profile (the memory's predicates), and the rounds sample and evaluate the student in memory mode
+with the memory skills on the same harnesses. Nothing of the default (predicates) run changes.
+
 Held-out evaluation: episode seeds from 100000 (the flagship's), which neither the teacher
 (seeds < 100000) nor the sampling rounds (200000+) use; phrasings of the tasks that the
 symbolic planner cannot parse and that no training example holds; DoorKey-16x16, never trained on.
@@ -55,6 +61,10 @@ SAMPLE_PHRASINGS = {
     "UnlockPickup-other-room": ("minigrid:MiniGrid-UnlockPickup-v0", "get the box from the other room"),
     "BlockedUnlockPickup-take": ("minigrid:MiniGrid-BlockedUnlockPickup-v0", "open the locked door and take the box"),
 }
+# --observation memory (issue 41): what the agent observes is its own view and pose, so every
+# harness gets odometry, the teacher and the student read the memory, the skills are the memory's
+MEMORY = {"teacher_suite": REPO / "evals" / "planner_teacher_memory.yaml", "student": "student-memory",
+          "skills": "skills_memory", "kwargs": {"odometry": True}, "teacher": "symbolic-memory"}
 STAGES = ["teacher", "dataset", "sft", "eval-base", "eval-sft", "improve"]
 EXTRA_STAGES = ["report", "ship"]  # not in the default run
 
@@ -82,15 +92,41 @@ def rows_from_cells(arm: str, model: str, cells: Path, observation: str) -> tupl
     return rows, cost
 
 
-def eval_tasks(unseen: bool = True) -> list[SuiteHarness]:
-    tasks = [SuiteHarness(id=h) for h in TRAIN]
-    tasks += [SuiteHarness(id=h, task=t, name=n) for n, (h, t) in HELD_OUT_PHRASINGS.items()]
+def eval_tasks(unseen: bool = True, kwargs: dict | None = None) -> list[SuiteHarness]:
+    kw = kwargs or {}
+    tasks = [SuiteHarness(id=h, kwargs=kw) for h in TRAIN]
+    tasks += [SuiteHarness(id=h, task=t, name=n, kwargs=kw) for n, (h, t) in HELD_OUT_PHRASINGS.items()]
     if unseen:
-        tasks.append(SuiteHarness(id="minigrid:MiniGrid-DoorKey-16x16-v0"))
+        tasks.append(SuiteHarness(id="minigrid:MiniGrid-DoorKey-16x16-v0", kwargs=kw))
     return tasks
 
 
-def ship_last_round(results: dict, name: str | None, out: Path, seed: int) -> None:
+def train_tasks(kwargs: dict | None = None) -> list[SuiteHarness]:
+    """The rounds' sampled tasks: the three missions and the training phrasings without a colour."""
+    kw = kwargs or {}
+    return [SuiteHarness(id=h, kwargs=kw) for h in TRAIN] + \
+        [SuiteHarness(id=h, task=t, name=n, kwargs=kw) for n, (h, t) in SAMPLE_PHRASINGS.items()]
+
+
+def improve_config(args: argparse.Namespace) -> ImproveConfig:
+    """The rounds' config (and the evaluations'): in memory mode the student samples with the
+    memory skills on harnesses with odometry."""
+    memory = args.observation == "memory"
+    kwargs = MEMORY["kwargs"] if memory else None
+    return ImproveConfig(model=f"{args.name}", name=f"{args.name}-rft", profile=args.student,
+                         observation=args.observation, skills=MEMORY["skills"] if memory else None,
+                         tasks=train_tasks(kwargs),
+                         eval_tasks=[t for t in eval_tasks(kwargs=kwargs)
+                                     if args.eval_tasks is None or t.label in args.eval_tasks.split(",")],
+                         rounds=args.rounds, episodes=args.episodes, temperature=args.temperature, seed=args.seed,
+                         eval_seeds=args.eval_seeds, eval_episodes=args.eval_episodes,
+                         max_decisions=args.max_decisions, port=args.port, threads=args.server_threads,
+                         finetune={"token_budget": args.round_token_budget, "learning_rate": args.lr,
+                                   "batch_size": 1, "max_length": args.max_length,
+                                   "lora_layers": args.lora_layers, "threads": args.threads})
+
+
+def ship_last_round(results: dict, name: str | None, out: Path, seed: int, teacher_planner: str = "symbolic") -> None:
     """Ship the last round's model, charged the env steps its training data cost."""
     from polar.llm.adapters import ship
 
@@ -106,23 +142,27 @@ def ship_last_round(results: dict, name: str | None, out: Path, seed: int) -> No
               "and evaluations are not env steps of training")
     folder = ship(rounds[-1]["model"], REPO / "planners" / "models" / name, env_steps=teacher + sum(sampled),
                   env_steps_source=source,
-                  description=f"SmolLM2-135M + LoRA, training seed {seed}: SFT on the symbolic "
+                  description=f"SmolLM2-135M + LoRA, training seed {seed}: SFT on the {teacher_planner} "
                               f"planner's decisions, then {len(rounds)} reward-filtered round(s) on its own episodes")
     print(f"shipped {rounds[-1]['model']} as {folder}")
 
 
-def main() -> None:
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", type=Path, default=Path("runs/planner-training"))
     ap.add_argument("--stages", default=",".join(STAGES),
                     help=f"comma-separated, from {STAGES + EXTRA_STAGES} (report: rows from the finished "
                          "cells of eval-base and eval-sft, for evaluations stopped early)")
     ap.add_argument("--name", default="polar-planner", help="registered name of the SFT model")
-    ap.add_argument("--teacher-suite", type=Path, default=REPO / "evals" / "planner_teacher.yaml",
-                    help="the suite whose episodes teach (default: evals/planner_teacher.yaml, 600 episodes)")
-    ap.add_argument("--observation", choices=["predicates", "view"], default="predicates")
-    ap.add_argument("--student", default="student",
-                    help="the student's planner profile: its templates render the dataset and serve the model")
+    ap.add_argument("--teacher-suite", type=Path, default=None,
+                    help="the suite whose episodes teach (default: evals/planner_teacher.yaml, 600 episodes; "
+                         "with --observation memory evals/planner_teacher_memory.yaml)")
+    ap.add_argument("--observation", choices=["predicates", "view", "memory"], default="predicates",
+                    help="what the student's prompts show; memory: the agent's own view (docs/memory.md): the "
+                         "memory teacher, student-memory, skills_memory, harnesses with odometry")
+    ap.add_argument("--student", default=None,
+                    help="the student's planner profile: its templates render the dataset and serve the model "
+                         "(default: student; with --observation memory student-memory)")
     ap.add_argument("--token-budget", type=int, default=60_000, help="SFT training tokens (CPU: ~100 tokens/s)")
     ap.add_argument("--max-length", type=int, default=1024, help="tokens per packed SFT sequence")
     ap.add_argument("--max-minutes", type=float, default=None, help="SFT wall-time budget (then merge, convert, register)")
@@ -155,7 +195,17 @@ def main() -> None:
     ap.add_argument("--sequential", action="store_true",
                     help="run eval-base after SFT instead of beside it (by default, when both stages run and the "
                          "machine has 2+ cores, the base model is evaluated in a second process on the core SFT leaves)")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
+    memory = args.observation == "memory"
+    args.teacher_suite = args.teacher_suite or (MEMORY["teacher_suite"] if memory
+                                                else REPO / "evals" / "planner_teacher.yaml")
+    args.student = args.student or (MEMORY["student"] if memory else "student")
+    return args
+
+
+def main() -> None:
+    args = parse_args()
+    memory = args.observation == "memory"
     stages = args.stages.split(",")
     out = args.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
@@ -222,18 +272,7 @@ def main() -> None:
         results["ledger"]["dataset"] |= {"counts": info.counts, "tokens": info.tokens, "per_skill": info.per_skill,
                                          "skipped": info.skipped, "sha256": info.sha256, "student": args.student}
         save()
-    cfg = ImproveConfig(model=f"{args.name}", name=f"{args.name}-rft", profile=args.student,
-                        observation=args.observation,
-                        tasks=[SuiteHarness(id=h) for h in TRAIN] +
-                              [SuiteHarness(id=h, task=t, name=n) for n, (h, t) in SAMPLE_PHRASINGS.items()],
-                        eval_tasks=[t for t in eval_tasks()
-                                    if args.eval_tasks is None or t.label in args.eval_tasks.split(",")],
-                        rounds=args.rounds, episodes=args.episodes, temperature=args.temperature, seed=args.seed,
-                        eval_seeds=args.eval_seeds, eval_episodes=args.eval_episodes,
-                        max_decisions=args.max_decisions, port=args.port, threads=args.server_threads,
-                        finetune={"token_budget": args.round_token_budget, "learning_rate": args.lr,
-                                  "batch_size": 1, "max_length": args.max_length,
-                                  "lora_layers": args.lora_layers, "threads": args.threads})
+    cfg = improve_config(args)
     if "sft" in stages:
         from polar.llm.finetune import FinetuneConfig, finetune
 
@@ -278,7 +317,8 @@ def main() -> None:
         touched_stages.add("improve")
         save()
     if "ship" in stages:
-        ship_last_round(json.loads(res_path.read_text()), args.ship_as, out, args.seed)
+        ship_last_round(json.loads(res_path.read_text()), args.ship_as, out, args.seed,
+                        teacher_planner=MEMORY["teacher"] if memory else "symbolic")
     if len(args.stages.split(",")) > 1:  # the loop's own process (not the eval-base one beside it)
         results["ledger"]["loop"] = {"wall_s": round(time.perf_counter() - t_start, 1), "stages": args.stages}
         touched_stages.add("loop")

@@ -53,6 +53,10 @@ def _calls(record: Any) -> str:
 def task(
     text: str = typer.Argument(..., help="The task in natural language."),
     harness: str = typer.Option(..., "--harness", "-H", help="Harness id (see `polar harness list`)."),
+    harness_kwarg: list[str] = typer.Option(
+        None, "--harness-kwarg",
+        help="KEY=VALUE keyword argument of the harness, repeatable; the value is a YAML scalar, as in a "
+             "suite's `kwargs:` (e.g. --harness-kwarg odometry=true: the pose in each observation, docs/memory.md)."),
     planner: str = typer.Option(
         None, "--planner", "-p",
         help="Planner profile (path or name under planners/). Default: $POLAR_PLANNER, else 'symbolic' when "
@@ -75,6 +79,7 @@ def task(
     model could not be reached (llm-error).
     """
     from polar.agent import Agent, AgentSettings, EpisodeStarted
+    from polar.commands.kwargs import parse_kwargs
     from polar.episode import FailureCause
     from polar.errors import LLMError
     from polar.harnesses.registry import make_harness
@@ -92,7 +97,7 @@ def task(
         _trace(event)
 
     # The harness first: a bad id is an error before a model server is started for nothing.
-    with make_harness(harness) as h:
+    with make_harness(harness, **parse_kwargs(harness_kwarg, "--harness-kwarg")) as h:
         h.reset(seed=seed)  # the goal and mission the harness carries as the episode starts
         state = h.symbolic_state()
         if profile is None:

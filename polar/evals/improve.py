@@ -35,7 +35,12 @@ class ImproveConfig(StrictModel):
     model: str = Field(description="The model to improve: a registered name (e.g. the SFT model) or a built-in.")
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$", description="Name the improved models are registered under (versions count up).")
     profile: str = Field(default="local", description="The student's planner profile (templates, schema, server block).")
-    observation: Literal["predicates", "view"] = "predicates"
+    observation: Literal["predicates", "view", "memory"] = Field(
+        default="predicates", description="What the student's prompts show: predicates, view, or memory (the "
+        "agent's memory of what it has seen, docs/memory.md: give the tasks `kwargs: {odometry: true}` and "
+        "skills the memory library).")
+    skills: str | None = Field(default=None, description="Skill library folder of the sampled and evaluated "
+                               "episodes (e.g. skills_memory); None: the default library.")
     tasks: list[SuiteHarness] = Field(min_length=1, description="Training tasks (sampled each round).")
     eval_tasks: list[SuiteHarness] = Field(default_factory=list, description="Held-out evaluation: tasks, paraphrases, unseen harnesses; none: the rounds' models are not evaluated here (e.g. a suite evaluates them).")
     rounds: int = Field(default=2, ge=0, le=99)
@@ -71,6 +76,16 @@ def _planner_overrides(cfg: ImproveConfig, model_ref: str, temperature: float, r
     return out if logprobs else out | {"logprobs": False}
 
 
+def student_suite(cfg: ImproveConfig, label: str, overrides: dict[str, Any], harnesses: list[SuiteHarness],
+                  seeds: list[int], episodes: int, eval_seed: int) -> dict[str, Any]:
+    """The suite that plays the student: its profile with `overrides`, the config's skill library
+    (the memory skills in memory mode) and the harnesses as given (their kwargs, e.g. odometry)."""
+    agent = {"name": "student", "kind": "planner", "planner": cfg.profile, "overrides": overrides,
+             "budget": {"decisions": cfg.max_decisions}} | ({"skills": cfg.skills} if cfg.skills else {})
+    return {"name": label, "agents": [agent], "harnesses": [h.model_dump(mode="json") for h in harnesses],
+            "seeds": seeds, "episodes": episodes, "eval_seed": eval_seed, "workers": 0}
+
+
 def _run(cfg: ImproveConfig, label: str, model_ref: str, harnesses: list[SuiteHarness], seeds: list[int],
          episodes: int, eval_seed: int, temperature: float, out: Path, *,
          logprobs: bool = True) -> tuple[list[Any], dict[str, Any]]:
@@ -80,10 +95,7 @@ def _run(cfg: ImproveConfig, label: str, model_ref: str, harnesses: list[SuiteHa
     from polar.planners.profile import load_planner_profile
 
     overrides = _planner_overrides(cfg, model_ref, temperature, out / "calls.jsonl", logprobs)
-    suite = {"name": label, "agents": [{"name": "student", "kind": "planner", "planner": cfg.profile,
-                                        "overrides": overrides, "budget": {"decisions": cfg.max_decisions}}],
-             "harnesses": [h.model_dump(mode="json") for h in harnesses], "seeds": seeds,
-             "episodes": episodes, "eval_seed": eval_seed, "workers": 0}
+    suite = student_suite(cfg, label, overrides, harnesses, seeds, episodes, eval_seed)
     server = load_planner_profile(cfg.profile, overrides).server  # type: ignore[union-attr]
     # A server an interrupted run left on this port may serve other weights under the same name
     # (versions of one model share it): serve this model fresh.
@@ -185,7 +197,9 @@ def _key(cfg: ImproveConfig, r: int, model: str) -> str:
     """What a round's result depends on: the config and the model it starts from."""
     import hashlib
 
-    blob = json.dumps({"config": cfg.model_dump(mode="json"), "round": r, "model": model}, sort_keys=True)
+    # `skills` enters only when set, so the keys of rounds run before it existed stay the same
+    config = cfg.model_dump(mode="json", exclude={"skills"} if cfg.skills is None else None)
+    blob = json.dumps({"config": config, "round": r, "model": model}, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
