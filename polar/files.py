@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 
@@ -82,3 +84,17 @@ def pause_point(stage: str) -> None:
     if marker := os.environ.get("POLAR_PAUSE_FILE"):
         Path(marker).write_text(stage)
     time.sleep(float(os.environ.get("POLAR_PAUSE_S", "60")))
+
+
+@contextlib.contextmanager
+def file_lock(path: str | Path) -> Iterator[None]:
+    """Hold an exclusive flock on `path` (created with its folder) for the block: one process at
+    a time across Polar processes; released when the block ends or the process dies."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)

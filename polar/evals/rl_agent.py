@@ -19,10 +19,9 @@ fingerprint: spec and a connector game's sources) are unchanged; otherwise it tr
 
 from __future__ import annotations
 
-import fcntl
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +41,7 @@ from polar.evals.training import (
     run_env_steps,
     train_or_resume,
 )
+from polar.files import file_lock
 from polar.harnesses.base import Harness
 from polar.harnesses.fingerprint import harness_fingerprint
 from polar.harnesses.rollout import play_episode
@@ -84,16 +84,9 @@ def multitask_config(cfg: PureRLAgentConfig, entries: list[SuiteHarness], seed: 
         "steps": cfg.train_steps, "seed": seed, "out": str(out)})
 
 
-@contextmanager
-def _locked(folder: Path) -> Iterator[None]:
+def _locked(folder: Path) -> AbstractContextManager[None]:
     """One cell at a time trains a shared (multitask, train_seed) run; the others wait, then reuse it."""
-    folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / ".lock", "w") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
+    return file_lock(folder / ".lock")
 
 
 def policy_episode(policy: Any, harness: Harness, deterministic: bool, *, agent: str, task: str, env_seed: int,

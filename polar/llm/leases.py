@@ -18,7 +18,6 @@ comes or goes, and the last live holder still stops the server. One lock file pe
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import secrets
@@ -26,6 +25,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from polar.files import file_lock
 from polar.llm import serve
 from polar.ownership import owned_by_run, owner_record, process_alive
 
@@ -36,17 +36,9 @@ def holders_dir(host: str, port: int) -> Path:
     return serve.state_path(host, port).with_suffix(".holders")
 
 
-@contextlib.contextmanager
-def _lease_lock(host: str, port: int) -> Iterator[None]:
+def _lease_lock(host: str, port: int) -> contextlib.AbstractContextManager[None]:
     # not serve._lock: `serve.start` takes that one itself, and flock does not nest across opens
-    p = serve.state_path(host, port).with_suffix(".lease.lock")
-    p.parent.mkdir(parents=True, exist_ok=True)
-    with p.open("w") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
+    return file_lock(serve.state_path(host, port).with_suffix(".lease.lock"))
 
 
 def live_holders(host: str, port: int) -> list[dict[str, Any]]:

@@ -17,7 +17,6 @@ ahead of time (`make install` does); `--cmake-args` prints the CPU flags the ins
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import os
 import platform
@@ -27,10 +26,11 @@ import sys
 import tarfile
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 from polar.errors import PolarError
+from polar.files import file_lock
 from polar.llm.convert import download_sdist, llama_cpp_version
 from polar.llm.models import cache_dir
 from polar.ownership import record_owner
@@ -92,15 +92,8 @@ def binary_ready(version: str | None = None) -> bool:
     return os.access(binary_path(version), os.X_OK)
 
 
-@contextlib.contextmanager
-def _build_lock(path: Path) -> Iterator[None]:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
+def _build_lock(path: Path) -> contextlib.AbstractContextManager[None]:
+    return file_lock(path)
 
 
 def _extract_source(sdist: Path, dest: Path) -> Path:

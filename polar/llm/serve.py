@@ -28,7 +28,6 @@ and replaced. Stopping on its own (`stop_on_exit`) touches only what this run st
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import importlib.util
 import json
 import os
@@ -47,6 +46,7 @@ from pydantic import Field, SerializerFunctionWrapHandler, model_serializer, mod
 
 from polar.config import StrictModel
 from polar.errors import PolarError
+from polar.files import file_lock
 from polar.llm.models import Engine, ModelEntry, cache_dir, resolve_model, weights_path
 from polar.ownership import (
     cmdline,
@@ -278,16 +278,8 @@ def _answer_of_ours(s: ServerSettings, name: str) -> list[str] | None:
     return None
 
 
-@contextlib.contextmanager
-def _lock(host: str, port: int) -> Iterator[None]:
-    p = state_path(host, port).with_suffix(".lock")
-    p.parent.mkdir(parents=True, exist_ok=True)
-    with p.open("w") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
+def _lock(host: str, port: int) -> contextlib.AbstractContextManager[None]:
+    return file_lock(state_path(host, port).with_suffix(".lock"))
 
 
 def _engine_env() -> dict[str, str]:
