@@ -165,7 +165,17 @@ def _remove(container: Any, conn: socket.socket | None) -> bool:
                 return True
             except Exception:
                 time.sleep(0.2 * (attempt + 1))
-        return False
+        # still refused (a loaded engine can take longer to stop it): wait until it has
+        # stopped, then remove it once more, rather than leave an exited container behind
+        with contextlib.suppress(Exception):
+            container.wait(timeout=30)
+        try:
+            container.remove(force=True)
+            return True
+        except docker.errors.NotFound:
+            return True
+        except Exception:
+            return False
     finally:
         if conn is not None:
             conn.close()
