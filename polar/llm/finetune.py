@@ -406,6 +406,10 @@ def _finetune(cfg: FinetuneConfig, resume: bool, progress: bool, registry: Model
     weights_out = work / f"{cfg.name}.gguf" if cfg.engine == "llamacpp" else work / "model"
     if resume and (done := _already_registered(reg, cfg, weights_out)) is not None:
         return done  # finished and registered before the interruption
+    if cfg.engine == "llamacpp":
+        from polar.llm.convert import converter_dir
+
+        converter_dir()  # a missing GGUF converter fails now, not after the training it would convert
     t0 = time.perf_counter()
     base_dir = base_checkpoint(cfg.base)
     tok = load_tokenizer(base_dir)

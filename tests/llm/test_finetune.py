@@ -178,3 +178,19 @@ def test_a_lora_fine_tune_ships_as_its_adapter_and_merges_back_to_the_same_model
                                    work_dir=str(tmp_path / "w3"), **common), progress=False)
     with pytest.raises(ConfigError, match="only LoRA fine-tunes can be shipped"):
         ship(full.ref, tmp_path / "nope")
+
+
+def test_a_missing_gguf_converter_fails_before_any_training(tiny_base, tmp_path, monkeypatch):
+    from polar.llm.convert import ConvertError
+    from polar.llm.finetune import FinetuneConfig, finetune
+
+    monkeypatch.setenv("POLAR_CACHE_DIR", str(tmp_path / "empty-cache"))  # no converter extracted there
+    monkeypatch.delenv("POLAR_LLAMA_CPP_SDIST", raising=False)
+    monkeypatch.setenv("POLAR_MODELS", str(tmp_path / "models.json"))
+    data = tmp_path / "data"
+    write_dataset(data, {"train": toy_examples(), "validation": toy_examples()}, DatasetInfo())
+    cfg = FinetuneConfig(base=str(tiny_base), data=str(data), name="toy-planner", method="full", max_steps=5,
+                         batch_size=4, max_length=256, threads=1, work_dir=str(tmp_path / "work"))
+    with pytest.raises(ConvertError, match="converter"):
+        finetune(cfg, progress=False)
+    assert not (tmp_path / "work" / "train_log.json").exists(), "training ran before the converter was checked"
