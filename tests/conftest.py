@@ -178,3 +178,21 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 def pytest_unconfigure(config: pytest.Config) -> None:
     if _root is not None:  # the links go, never what they point to (rmtree does not follow them)
         shutil.rmtree(_root, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def docker_engine():
+    """A docker SDK client with the sandbox image present (built once if missing).
+
+    At the end of the session, after every pool closed: no container this test process
+    started is left, running or stopped."""
+    from polar.sandboxes import docker
+    from polar.sandboxes.engine import docker_client
+    from polar.sandboxes.image import build_image
+
+    client = docker_client()
+    build_image(client)
+    yield client
+    docker.finish_removals()
+    left = client.containers.list(all=True, filters={"label": f"{docker.OWNER_LABEL}={docker.owner_id()}"})
+    assert left == [], f"sandbox containers left behind: {[(c.short_id, c.status) for c in left]}"

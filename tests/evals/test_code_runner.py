@@ -9,7 +9,6 @@ from polar.evals.code_runner import docker_profile, extract_program, gate, run_p
 from polar.evals.code_tasks import TASKS, get_task, make_task_harness, task_messages
 from polar.sandboxes.base import SandboxCodeError
 from polar.sandboxes.profiles import SandboxProfile
-from tests.sandboxes.conftest import docker_engine  # noqa: F401 - the session's engine and image
 
 # Hand-written controllers that solve each task: the tasks are solvable through the obs and
 # action contracts the prompt documents (a wrong obs mapping or action contract breaks them).
@@ -95,7 +94,7 @@ def test_the_prompt_names_the_task_and_its_contract() -> None:
         get_task("nope")
 
 
-def test_programs_run_in_the_docker_sandbox_with_the_network_off(docker_engine) -> None:  # noqa: F811
+def test_programs_run_in_the_docker_sandbox_with_the_network_off(docker_engine) -> None:
     r = run_program(TASKS["cartpole"], GOOD["cartpole"], [0], docker_profile())
     assert r.backend == "docker" and r.episodes[0].success and r.episodes[0].steps == 500
     probe = ("def act(obs):\n    import socket\n    s = socket.socket()\n    s.settimeout(0.3)\n"

@@ -1,6 +1,7 @@
 """Fixtures for the sandbox tests: canaries, a real HTTP server, and the container engine.
 
-The docker fixtures start Podman's Docker API service and build the image when it is
+The docker fixtures build on `docker_engine` (tests/conftest.py: one per session, shared with
+the code-mode tests), which starts Podman's Docker API service and builds the image when it is
 missing (cached by content hash), so a fresh machine needs only the Debian packages from
 scripts/install_system_deps.sh.
 """
@@ -73,24 +74,6 @@ def http_server() -> Iterator[tuple[int, list[str]]]:
     thread.start()
     yield server.server_address[1], _Recorder.hits
     server.shutdown()
-
-
-@pytest.fixture(scope="session")
-def docker_engine():
-    """A docker SDK client with the sandbox image present (built once if missing).
-
-    At the end of the session, after every pool closed: no container this test process
-    started is left, running or stopped."""
-    from polar.sandboxes import docker
-    from polar.sandboxes.engine import docker_client
-    from polar.sandboxes.image import build_image
-
-    client = docker_client()
-    build_image(client)
-    yield client
-    docker.finish_removals()
-    left = client.containers.list(all=True, filters={"label": f"{docker.OWNER_LABEL}={docker.owner_id()}"})
-    assert left == [], f"sandbox containers left behind: {[(c.short_id, c.status) for c in left]}"
 
 
 @pytest.fixture(scope="session")
