@@ -21,9 +21,15 @@ from polar.rl.policy import Policy
 
 
 def _sub_info(info: dict[str, Any], i: int) -> dict[str, Any]:
-    """Sub-env i's entries of a vector env's info dict (arrays masked by `_key`)."""
-    return {k: v[i] for k, v in info.items()
-            if not k.startswith("_") and info.get(f"_{k}", np.ones(len(v), bool))[i]}
+    """Sub-env i's entries of a vector env's info dict (arrays masked by `_key`; a nested dict,
+    which gymnasium batches as a dict of arrays with its own mask, recursively)."""
+    out: dict[str, Any] = {}
+    for k, v in info.items():
+        mask = info.get(f"_{k}")
+        if k.startswith("_") or (mask is not None and not mask[i]):
+            continue
+        out[k] = _sub_info(v, i) if isinstance(v, dict) else v[i]
+    return out
 
 
 @torch.inference_mode()
