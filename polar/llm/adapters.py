@@ -71,9 +71,20 @@ def unavailable(entry: ModelEntry) -> str | None:
 
 def materialise(entry: ModelEntry) -> Path:
     """Merge a shipped model's adapters into its base and convert it to GGUF (once)."""
+    from polar.files import file_lock
+
     gguf = Path(entry.path)
     if verify_cached(gguf):  # a ConfigError when it fails its checksum
         return gguf
+    # one process at a time merges a given model (its work folder and temporary file have fixed
+    # names); one that waited finds the other's GGUF and uses it
+    with file_lock(gguf.with_name(gguf.name + ".lock")):
+        if verify_cached(gguf):
+            return gguf
+        return _merge_and_convert(entry, gguf)
+
+
+def _merge_and_convert(entry: ModelEntry, gguf: Path) -> Path:
     import torch
     from peft import PeftModel
     from transformers import AutoModelForCausalLM
