@@ -175,3 +175,15 @@ def test_suite_block_from_a_stored_results_json(tmp_path: Path) -> None:
     out = render_suites(text, tmp_path)
     assert out == f"# R\n\nprose\n<!-- results:s1 -->\n{md}\n<!-- /results:s1 -->\nafter\n"
     assert render_suites(out, tmp_path) == out
+
+
+def test_rl_device_figures_each_device_and_cuda_over_cpu() -> None:
+    dev = importlib.import_module("rl_device")
+    cpu_only = {"cuda": False, "pixels": "crafter", "planner_rl_round": {},
+                "ppo_pixels": {"cpu": {"env_steps_per_s": 140.0}}}
+    assert [(f.what, f.value) for f in dev.figures(cpu_only)] == [
+        ("PPO on crafter pixels, env steps/s, learner on cpu", 140.0)]
+    both = {"cuda": True, "pixels": "minigrid",
+            "ppo_pixels": {"cpu": {"env_steps_per_s": 200.0}, "cuda": {"env_steps_per_s": 500.0}},
+            "planner_rl_round": {"cpu": {"wall_s": 600.0}, "cuda": {"wall_s": 150.0}}}
+    assert [f.value for f in dev.figures(both)] == [200.0, 500.0, 600.0, 150.0, 2.5, 0.25]
