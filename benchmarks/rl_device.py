@@ -1,11 +1,15 @@
 """The learner on the GPU against this CPU (issue 45 item 2), side by side where CUDA exists.
 
-    .venv/bin/python benchmarks/rl_device.py [--steps 8192] [--pixels minigrid|crafter] [--improve CONFIG.yaml]
+    .venv/bin/python benchmarks/rl_device.py [--steps 8192] [--pixels minigrid|crafter | --recipe NAME]
+                                             [--improve CONFIG.yaml]
 
 1. PPO on a pixel harness, `--pixels`: `minigrid` (MiniGrid-Empty-8x8 with `rgb: true`: the
    agent's 7x7 view as 56x56x3 pixels) or `crafter` (Crafter's 64x64x3 frame alone,
    `pixels_only: true`, as evals/crafter.yaml's `ppo-pixels` trains); a Nature-CNN policy,
-   8 envs x 128 steps per update: `polar train`'s trainer run with `device: cpu`, then with
+   8 envs x 128 steps per update; or `--recipe ppo_crafter_pixels`, the recipe the Crafter
+   suite's `ppo-pixels` trains with (1 env x 2048 steps, 10 epochs of 64-sample minibatches,
+   512 CNN features), whose env steps/s say how long its 1M-step seeds take on each
+   device: `polar train`'s trainer run with `device: cpu`, then with
    `device: cuda`; reported: env steps per second over the whole run (rollouts on the CPU
    policy, updates on the learner's device) and the seconds spent in updates.
 2. One planner-RL iteration (`polar llm improve`, one round: sample episodes with the
@@ -39,15 +43,24 @@ PIXEL_HARNESSES: dict[str, tuple[str, dict[str, object]]] = {
 }
 
 
-def ppo_pixels(device: str, steps: int, seed: int, pixels: str = "minigrid") -> dict[str, float | str]:
+def pixel_config(device: str, steps: int, seed: int, pixels: str = "minigrid", recipe: str | None = None) -> Any:
+    """The run: a recipe's TrainConfig (`--recipe`), else `pixels`' harness with 8 envs x 128
+    steps per update; `steps`, `seed` and `device` set, no progress bar, one eval episode."""
     from polar.rl.config import TrainConfig
+
+    fixed = {"steps": steps, "seed": seed, "device": device, "progress": False, "eval_episodes": 1}
+    if recipe is not None:
+        from polar.evals.training import load_recipe
+
+        return TrainConfig.model_validate(load_recipe(recipe, "rl_device").model_dump() | fixed)
+    harness, kwargs = PIXEL_HARNESSES[pixels]
+    return TrainConfig(harness=harness, harness_kwargs=kwargs, network={"shared": True, "activation": "relu"},
+                       ppo={"num_envs": 8, "num_steps": 128, "num_minibatches": 4, "update_epochs": 4}, **fixed)
+
+
+def ppo_pixels(cfg: Any) -> dict[str, float | str]:
     from polar.rl.trainer import Trainer
 
-    harness, kwargs = PIXEL_HARNESSES[pixels]
-    cfg = TrainConfig(harness=harness, harness_kwargs=kwargs, steps=steps,
-                      seed=seed, device=device, progress=False, eval_episodes=1,
-                      network={"shared": True, "activation": "relu"},
-                      ppo={"num_envs": 8, "num_steps": 128, "num_minibatches": 4, "update_epochs": 4})
     with tempfile.TemporaryDirectory() as out:
         t = Trainer(cfg, out)
         update_s = [0.0]
@@ -63,7 +76,7 @@ def ppo_pixels(device: str, steps: int, seed: int, pixels: str = "minigrid") -> 
         t0 = time.perf_counter()
         t._train(None)  # the training loop only: no final evaluation or files
         wall = time.perf_counter() - t0
-    return {"measure": "ppo_pixels", "harness": harness, "device": str(t.device), "env_steps": t.env_steps,
+    return {"measure": "ppo_pixels", "harness": cfg.harness, "device": str(t.device), "env_steps": t.env_steps,
             "wall_s": round(wall, 2), "env_steps_per_s": round(t.env_steps / wall, 1),
             "update_s": round(update_s[0], 2)}
 
@@ -90,6 +103,8 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=8192, help="PPO env steps per device")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--pixels", choices=sorted(PIXEL_HARNESSES), default="minigrid", help="the pixel harness")
+    ap.add_argument("--recipe", help="a PPO recipe on pixels instead (e.g. ppo_crafter_pixels): its harness and "
+                    "hyperparameters")
     ap.add_argument("--improve", type=Path, help="an improve config (polar llm improve) for the planner-RL round")
     args = ap.parse_args()
     devices = ["cpu", "cuda"] if torch.cuda.is_available() else ["cpu"]
@@ -99,7 +114,7 @@ def main() -> None:
         print(f"CUDA: {torch.cuda.get_device_name(0)}", flush=True)
     ppo, rounds = {}, {}
     for dev in devices:
-        ppo[dev] = ppo_pixels(dev, args.steps, args.seed, args.pixels)
+        ppo[dev] = ppo_pixels(pixel_config(dev, args.steps, args.seed, args.pixels, args.recipe))
         print(json.dumps(ppo[dev]), flush=True)
     if args.improve is None:
         print("planner-RL round: skipped (give --improve CONFIG, an improve config with its models installed)")
@@ -107,14 +122,15 @@ def main() -> None:
         for dev in devices:
             rounds[dev] = improve_round(args.improve, dev)
             print(json.dumps(rounds[dev]), flush=True)
-    details = {"cuda": len(devices) == 2, "pixels": args.pixels, "ppo_pixels": ppo, "planner_rl_round": rounds}
+    workload = f"recipe {args.recipe}" if args.recipe else args.pixels
+    details = {"cuda": len(devices) == 2, "pixels": workload, "ppo_pixels": ppo, "planner_rl_round": rounds}
     write_result("rl_device", script_command("rl_device.py"), figures(details), details=details)
 
 
 def figures(details: dict[str, Any]) -> list[Figure]:
     """Each device's PPO env steps/s and planner-RL round time, and CUDA over the CPU where both ran."""
     ppo, rounds = details["ppo_pixels"], details["planner_rl_round"]
-    on = f"PPO on {details.get('pixels', 'minigrid')} pixels"
+    on = f"PPO on pixels ({details['pixels']})"
     figs = [Figure(f"{on}, env steps/s, learner on {d}", float(r["env_steps_per_s"]), "steps/s")
             for d, r in ppo.items()]
     figs += [Figure(f"one planner-RL round, fine-tune on {d}", float(r["wall_s"]), "s", better="lower")

@@ -183,7 +183,7 @@ def test_rl_device_figures_each_device_and_cuda_over_cpu() -> None:
     cpu_only = {"cuda": False, "pixels": "crafter", "planner_rl_round": {},
                 "ppo_pixels": {"cpu": {"env_steps_per_s": 140.0}}}
     assert [(f.what, f.value) for f in dev.figures(cpu_only)] == [
-        ("PPO on crafter pixels, env steps/s, learner on cpu", 140.0)]
+        ("PPO on pixels (crafter), env steps/s, learner on cpu", 140.0)]
     both = {"cuda": True, "pixels": "minigrid",
             "ppo_pixels": {"cpu": {"env_steps_per_s": 200.0}, "cuda": {"env_steps_per_s": 500.0}},
             "planner_rl_round": {"cpu": {"wall_s": 600.0}, "cuda": {"wall_s": 150.0}}}
