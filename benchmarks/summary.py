@@ -8,6 +8,10 @@ and `<!-- /results:SUITE -->` (from evals/results/SUITE/results.json, see readme
 so the README says exactly what the committed results say. tests/test_readme_tables.py
 fails when they differ.
 
+A figure with a guard (GUARDS) is checked here against a floor that another benchmark
+measured, rather than against a goal of its own: its goal is computed from the committed
+floor, and its row shows the floor beside its value.
+
     python benchmarks/summary.py [--results DIR] [--suites DIR] [--readme README.md]
 """
 
@@ -16,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +28,70 @@ HERE = Path(__file__).resolve().parent
 SUITES = HERE.parent / "evals" / "results"
 HEADER = "| benchmark | figure | value | goal | result | command |"
 README_HEADER = "| what | figure | goal | command |"
+
+
+@dataclass(frozen=True)
+class Guard:
+    """A regression guard: the figures of `benchmark` whose `what` contains `figure` (a time
+    ratio, lower is better) must stay within the floor that `floor_benchmark` measured (its
+    figure whose `what` contains `floor_figure`: the lowest ratio the arithmetic allows) over
+    `fraction`. A figure at the floor has fraction 1; the goal is floor / fraction."""
+
+    benchmark: str
+    figure: str
+    floor_benchmark: str
+    floor_figure: str
+    fraction: float
+
+    def goal(self, floor: float) -> float:
+        return round(floor / self.fraction, 3)
+
+
+GUARDS = (
+    # SAC against Stable-Baselines3 (issue 45 item 4): the old goal of 0.5x is retired, because
+    # this CPU's fp32 matrix products, env step and replay sample alone come to ~0.58x SB3's
+    # time (sac_floor_bench). The guard: Polar's ratio stays within floor / 0.75 (0.769 at the
+    # committed floor of 0.577). The committed rounds are 0.633 and 0.739 (0.91 and 0.78 of
+    # the floor); losing the written-out gradients (autograd's update: 10.04 ms against 7.55,
+    # sac_floor_bench) would put Polar near 0.82x SB3, 0.70 of the floor, and fail it.
+    Guard("rl_vs_sb3_sac", "Polar / Stable-Baselines3 wall time", "sac_floor_bench",
+          "floor ratio: matrix products, env step and replay sample alone / SB3", 0.75),
+)
+
+
+def _floor(docs: list[dict[str, Any]], guard: Guard) -> float:
+    for doc in docs:
+        if doc["benchmark"] == guard.floor_benchmark:
+            for fig in doc["figures"]:
+                if guard.floor_figure in fig["what"]:
+                    return float(fig["value"])
+    raise SystemExit(f"guard of {guard.benchmark}: no figure containing {guard.floor_figure!r} in "
+                     f"{guard.floor_benchmark}.json (the floor it is checked against)")
+
+
+def apply_guards(docs: list[dict[str, Any]], guards: tuple[Guard, ...] = GUARDS) -> list[dict[str, Any]]:
+    """`docs` with each guarded figure's goal, verdict and floor set from its guard (copies;
+    the result files are not changed)."""
+    out = []
+    for doc in docs:
+        mine = [g for g in guards if g.benchmark == doc["benchmark"]]
+        if not mine:
+            out.append(doc)
+            continue
+        figs = []
+        for fig in doc["figures"]:
+            guard = next((g for g in mine if g.figure in fig["what"]), None)
+            if guard is not None:
+                if fig.get("goal") is not None:
+                    raise SystemExit(f"{doc['benchmark']}: {fig['what']!r} has a goal of its own and a guard; "
+                                     "keep one (the guard is in benchmarks/summary.py)")
+                floor = _floor(docs, guard)
+                goal = guard.goal(floor)
+                fig = {**fig, "goal": goal, "better": "lower", "passed": fig["value"] <= goal,
+                       "floor": floor, "guard": guard.fraction}
+            figs.append(fig)
+        out.append({**doc, "figures": figs})
+    return out
 
 
 def _num(value: float) -> str:
@@ -34,14 +103,16 @@ def _num(value: float) -> str:
 def _goal(fig: dict[str, Any]) -> str:
     if fig.get("goal") is None:
         return "-"
-    return f"{'>=' if fig.get('better', 'higher') == 'higher' else '<='} {_num(fig['goal'])}"
+    guard = f" (floor / {_num(fig['guard'])})" if "guard" in fig else ""
+    return f"{'>=' if fig.get('better', 'higher') == 'higher' else '<='} {_num(fig['goal'])}{guard}"
 
 
 def _value(fig: dict[str, Any]) -> str:
     unit = fig.get("unit", "")
     num = (lambda x: f"{x:.3f}") if unit == "rate" else _num  # noqa: E731 - rates as 0.965 [0.930, 0.983]
     ci = f" [{num(fig['ci'][0])}, {num(fig['ci'][1])}]" if fig.get("ci") else ""
-    return f"{num(fig['value'])}{ci} {unit}".strip()
+    floor = " (floor " + f"{num(fig['floor'])} {unit}".strip() + ")" if "floor" in fig else ""
+    return f"{num(fig['value'])}{ci} {unit}".strip() + floor
 
 
 def _measured_at(doc: dict[str, Any]) -> str:
@@ -75,6 +146,7 @@ def load_results(results_dir: Path) -> tuple[list[dict[str, Any]], list[str]]:
 
 
 def summary_markdown(docs: list[dict[str, Any]], other: list[str]) -> str:
+    docs = apply_guards(docs)
     lines = ["# Benchmark summary", "",
              "Generated by `python benchmarks/summary.py` from `benchmarks/results/*.json`.", "",
              HEADER, "| --- | --- | --- | --- | --- | --- |"]

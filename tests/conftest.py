@@ -5,7 +5,9 @@ service folder and run id (`POLAR_CACHE_DIR`, `POLAR_STATE_DIR`, `POLAR_PODMAN_D
 `POLAR_RUN_ID`) in a fresh temporary folder, so it never sees, reuses or stops a user's model
 servers, podman service or containers (a user's `polar task` on 127.0.0.1:8015 keeps running),
 and every server or container a test starts records this run as its owner. Tests that start
-servers take free ports (`tests.llm.engine.free_port`).
+servers take free ports (`tests.llm.engine.free_port`). Ray's temporary folder (`RAY_TMPDIR`)
+is in the run's folder too: the sessions of every Ray the tests start and Ray's "current
+cluster" address file, which `ray.init(address="auto")` elsewhere on the machine would read.
 
 The artefacts `make install` puts in the user's cache (the assembled Gemma GGUF, merged shipped
 models, llama.cpp's GGUF converter, dequantised checkpoints and tokenizers, the llama.cpp
@@ -61,7 +63,7 @@ def _isolate() -> Path:
         if target.is_dir():
             (cache / name).symlink_to(target, target_is_directory=True)
     os.environ.update({"POLAR_CACHE_DIR": str(cache), "POLAR_STATE_DIR": str(root / "state"),
-                       "POLAR_PODMAN_DIR": str(root / "podman"),
+                       "POLAR_PODMAN_DIR": str(root / "podman"), "RAY_TMPDIR": str(root),
                        ownership.RUN_ENV: f"test-{os.getpid()}-{root.name.removeprefix('polar-test-')}"})
     return root
 

@@ -79,7 +79,8 @@ def test_rl_vs_sb3_figures() -> None:
            "note": "kept"}
     figs = rl_vs_sb3.figures(sac)
     assert [f.value for f in figs] == [0.5, 3.0, 3.0, -150.0, -140.0]
-    assert figs[0].passed is True and "profile of 10 steps" in figs[1].what
+    # SAC's ratio has no goal of its own: summary.py guards it against sac_floor_bench's floor.
+    assert (figs[0].goal, figs[0].passed) == (None, None) and "profile of 10 steps" in figs[1].what
 
 
 def test_rl_learning_figures_one_per_seed_against_the_target() -> None:
@@ -175,3 +176,50 @@ def test_suite_block_from_a_stored_results_json(tmp_path: Path) -> None:
     out = render_suites(text, tmp_path)
     assert out == f"# R\n\nprose\n<!-- results:s1 -->\n{md}\n<!-- /results:s1 -->\nafter\n"
     assert render_suites(out, tmp_path) == out
+
+
+def test_rl_device_figures_each_device_and_cuda_over_cpu() -> None:
+    dev = importlib.import_module("rl_device")
+    cpu_only = {"cuda": False, "pixels": "crafter", "planner_rl_round": {},
+                "ppo_pixels": {"cpu": {"env_steps_per_s": 140.0}}}
+    assert [(f.what, f.value) for f in dev.figures(cpu_only)] == [
+        ("PPO on pixels (crafter), env steps/s, learner on cpu", 140.0)]
+    both = {"cuda": True, "pixels": "minigrid",
+            "ppo_pixels": {"cpu": {"env_steps_per_s": 200.0}, "cuda": {"env_steps_per_s": 500.0}},
+            "planner_rl_round": {"cpu": {"wall_s": 600.0}, "cuda": {"wall_s": 150.0}}}
+    assert [f.value for f in dev.figures(both)] == [200.0, 500.0, 600.0, 150.0, 2.5, 0.25]
+
+
+def _doc(name: str, *figs: tuple[str, float, float | None]) -> dict:
+    return result_doc(name, f"python benchmarks/{name}.py", [Figure(w, v, "x", g, "lower") for w, v, g in figs],
+                      machine={"measured_at": "2026-01-01T00:00:00Z", "cpus": 2, "loadavg": [0.1, 0.1, 0.1]})
+
+
+def test_a_guarded_figure_is_checked_against_the_committed_floor_shown_beside_it() -> None:
+    guard = summary.Guard("speed", "A / B wall time", "floor_bench", "floor ratio", 0.75)
+    floor = _doc("floor_bench", ("floor ratio: products alone / B", 0.5, None))
+    speed = _doc("speed", ("A / B wall time, round 0", 0.6, None), ("A / B wall time, round 1", 0.7, None),
+                 ("A ms per step", 7.0, None))
+    guarded = {f["what"]: f for d in summary.apply_guards([floor, speed], (guard,)) for f in d["figures"]}
+    assert [(f["goal"], f["passed"], f.get("floor")) for f in guarded.values()] == [
+        (None, None, None), (0.667, True, 0.5), (0.667, False, 0.5), (None, None, None)]
+    assert speed["figures"][0]["goal"] is None  # the result docs themselves are not changed
+    assert summary._value(guarded["A / B wall time, round 0"]) == "0.6 x (floor 0.5 x)"
+    assert summary._goal(guarded["A / B wall time, round 1"]) == "<= 0.667 (floor / 0.75)"
+    with pytest.raises(SystemExit, match="no figure containing 'floor ratio' in floor_bench.json"):
+        summary.apply_guards([speed], (guard,))
+    own_goal = _doc("speed", ("A / B wall time, round 0", 0.6, 0.8))
+    with pytest.raises(SystemExit, match="has a goal of its own and a guard"):
+        summary.apply_guards([floor, own_goal], (guard,))
+
+
+def test_the_sac_ratio_is_guarded_in_the_committed_summary() -> None:
+    # The SAC ratio's row carries the floor from sac_floor_bench.json and the guard's goal.
+    rows = [r for r in summary.summary_rows((RESULTS / "summary.md").read_text())
+            if r[0] == "rl_vs_sb3_sac" and "Polar / Stable-Baselines3 wall time" in r[1]]
+    docs, _ = summary.load_results(RESULTS)
+    floor = next(f["value"] for d in docs if d["benchmark"] == "sac_floor_bench" for f in d["figures"]
+                 if "floor ratio: matrix products, env step and replay sample alone" in f["what"])
+    guard, = summary.GUARDS
+    assert len(rows) == 2 and all(f"(floor {floor} x)" in r[2] for r in rows)
+    assert all(r[3] == f"<= {guard.goal(floor)} (floor / {guard.fraction})" for r in rows)

@@ -38,7 +38,12 @@ def test_auto_picks_cuda_only_for_pixel_policies_on_a_gpu(monkeypatch):
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the CPU-only machine's choice")
 def test_auto_resolves_to_cpu_here_even_for_pixels(tmp_path):
     t = Trainer(_ppo(harness=PIXELS, network=dict(image_features=16)), tmp_path)
-    assert t.device.type == "cpu" and t.learner is t.policy
+    assert t.cfg.device == "auto" and t.device.type == "cpu" and t.learner is t.policy
+    before = {k: v.clone() for k, v in t.policy.state_dict().items()}
+    res = t.run()  # trains: the weights move and every parameter stays on the CPU
+    assert res["env_steps"] == t.cfg.steps and len((tmp_path / "metrics.jsonl").read_text().splitlines()) >= 3
+    assert any(not torch.equal(before[k], v) for k, v in t.policy.state_dict().items())
+    assert _params_on(t.policy) == {"cpu"}
     with pytest.raises(ConfigError, match="device cuda"):
         Trainer(_ppo(device="cuda"), tmp_path / "b")
 
@@ -144,3 +149,31 @@ def test_polar_train_device_flag(tmp_path):
         bad = runner.invoke(app, [*args, "--device", "cuda", "--out", str(tmp_path / "b")])
         assert bad.exit_code != 0 and "device cuda: no CUDA GPU" in (bad.output + str(bad.exception))
         assert not (tmp_path / "b" / "metrics.jsonl").exists()
+
+
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=cuda)])
+def test_ray_workers_act_on_cpu_whatever_the_learners_device(tmp_path, device):
+    # The learner on `device`, one Ray worker: the worker's policy stays on the CPU and the
+    # trainer's CPU policy (whose weights go to the workers) equals the learner after each update.
+    import ray
+
+    from polar.rl.common.ray_session import init_ray
+
+    init_ray(num_cpus=1, object_store_mb=80)
+    seen: list[tuple[set[str], bool]] = []
+
+    def check(tr: Trainer) -> None:
+        worker = ray.get(tr.pool.actors[0].__ray_call__.remote(
+            lambda w: {p.device.type for p in w.policy.parameters()}))
+        same = all(torch.equal(a, b.cpu()) for a, b in
+                   zip(tr.policy.state_dict().values(), tr.learner.state_dict().values(), strict=True))
+        seen.append((worker, same))
+
+    try:
+        t = Trainer(_ppo(harness=PIXELS, network=dict(image_features=16), device=device, workers=1), tmp_path)
+        t.hooks.append(check)
+        res = t.run()
+    finally:
+        ray.shutdown()
+    assert _params_on(t.learner) == {device} and _params_on(t.policy) == {"cpu"}
+    assert seen == [({"cpu"}, True)] * 3 and res["env_steps"] == t.cfg.steps

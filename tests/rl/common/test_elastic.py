@@ -3,31 +3,25 @@ loses the node of one of its workers, loses another with no room left for the re
 then gains a node, and ends with its configured workers and a curve without gap or repeat.
 
 One cluster and one run cover both the loss and the gain: each node is a raylet and each
-worker a process importing torch, which cost seconds apiece on a 2-core machine."""
+worker a process importing torch, which cost seconds apiece on a 2-core machine. The cluster
+(`local_cluster`, conftest.py) binds to 127.0.0.1 only, keeps its session in the test run's
+own folder and fails the test if any of its processes outlives it."""
 
 import json
 
 import ray
-from ray.cluster_utils import Cluster
 
 from polar.rl.config import TrainConfig
 from polar.rl.trainer import Trainer
 
-_STORE = 80 * 1024 * 1024
 
-
-def test_run_survives_node_loss_and_grows_back_when_a_node_joins(tmp_path, monkeypatch):
-    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "object_store_memory": _STORE,
-                                                             "include_dashboard": False})
-    node_b = cluster.add_node(num_cpus=1, object_store_memory=_STORE)
-    cluster.wait_for_nodes()
-    monkeypatch.delenv("RAY_ADDRESS", raising=False)
-    nodes = {"b": node_b}
+def test_run_survives_node_loss_and_grows_back_when_a_node_joins(tmp_path, local_cluster):
+    cluster = local_cluster
+    nodes = {"b": cluster.add_small_node()}
     seen: list[tuple[int, int, frozenset[str]]] = []  # (update, workers up, their nodes) after each iteration
 
     def add(name: str) -> None:
-        nodes[name] = cluster.add_node(num_cpus=1, object_store_memory=_STORE)
-        cluster.wait_for_nodes()
+        nodes[name] = cluster.add_small_node()
 
     def events(tr: Trainer) -> None:
         pool = tr.pool
@@ -48,16 +42,12 @@ def test_run_survives_node_loss_and_grows_back_when_a_node_joins(tmp_path, monke
             # Let the pending replacement come up before the next collect, which must see it.
             assert ray.wait(list(pool._pending.values()), timeout=120)[0]
 
-    try:
-        cfg = TrainConfig(harness="gym:CartPole-v1", steps=10 * 2 * 2 * 32, workers=2, progress=False,
-                          address=cluster.address, eval_episodes=1,
-                          ppo=dict(num_envs=2, num_steps=32, update_epochs=1))
-        t = Trainer(cfg, tmp_path)
-        t.hooks.append(events)
-        res = t.run()
-    finally:
-        ray.shutdown()
-        cluster.shutdown()
+    cfg = TrainConfig(harness="gym:CartPole-v1", steps=10 * 2 * 2 * 32, workers=2, progress=False,
+                      address=cluster.address, eval_episodes=1,
+                      ppo=dict(num_envs=2, num_steps=32, update_epochs=1))
+    t = Trainer(cfg, tmp_path)
+    t.hooks.append(events)
+    res = t.run()
 
     by_update = {u: (n, where) for u, n, where in seen}
     # Node b lost at update 2: both workers up again for update 3, neither on b, one on c.
