@@ -22,7 +22,7 @@ import gymnasium as gym
 import numpy as np
 
 from polar.domains.crafter import view
-from polar.domains.crafter.state import PREDICATE_VOCABULARY, view_predicates
+from polar.domains.crafter.state import PREDICATE_VOCABULARY, gained_items, view_predicates
 from polar.errors import HarnessError
 from polar.harnesses.base import Harness, HarnessSpec, StepResult, SymbolicObject, SymbolicState
 from polar.harnesses.spaces import HARNESS_SAMPLER, sampler_seed, space_to_spec
@@ -96,6 +96,7 @@ class CrafterHarness(Harness):
         self._action_space = gym.spaces.Discrete(len(crafter.constants.actions))
         self._seeded = False
         self._last: dict[str, Any] | None = None
+        self._gained: list[str] = []  # counts the last step raised (gained(ITEM))
         self.spec = HarnessSpec(
             id=f"crafter:{env_id}",
             description=description or _describe(length, reward, pixels_only),
@@ -131,6 +132,7 @@ class CrafterHarness(Harness):
                 self._action_space.seed(sampler_seed(seed, HARNESS_SAMPLER))
                 self._seeded = True
         frame = self.env.reset()
+        self._last = None  # a new episode: nothing was gained by a step
         return self._observe(frame), {}
 
     def step(self, action: Any) -> StepResult:
@@ -161,6 +163,7 @@ class CrafterHarness(Harness):
                 sleeping=int(p.sleeping),
                 daylight=np.array([self.env._world.daylight], dtype=np.float32),
             )
+            self._gained = gained_items(self._last, obs)
             self._last = obs
         return obs
 
@@ -188,7 +191,7 @@ class CrafterHarness(Harness):
             raise HarnessError(f"{self.spec.id}: no symbolic state before reset")
         obs = self._last
         things = view.visible_things(obs["semantic"])
-        preds = view_predicates(obs, self.episode_stats()["achievements"])
+        preds = view_predicates(obs, self.episode_stats()["achievements"], self._gained)
         objects = [SymbolicObject(type=k, pos=offsets[0]) for k, offsets in things.items()]
         return SymbolicState(
             predicates=preds, goal=[], objects=objects, mission=MISSION,
