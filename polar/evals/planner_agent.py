@@ -259,4 +259,6 @@ class PlannerAgent(EvalAgent):
         )
         if cfg.budget.decisions is not None:
             settings.max_decisions = cfg.budget.decisions
+        if cfg.skills_shown is not None:
+            settings.skills_shown = cfg.skills_shown
         return Agent(self.planner, self.library, settings, agent_name=self.label).run(task, harness, seed=env_seed)

@@ -83,14 +83,21 @@ class CrafterHarness(Harness):
     """Crafter's `Env`, reset to the world of `seed` (the same seed, the same world)."""
 
     def __init__(self, env_id: str = "", description: str | None = None, length: int = STANDARD_LENGTH,
-                 reward: bool = True, pixels_only: bool = False) -> None:
+                 reward: bool = True, pixels_only: bool = False, start: str | None = None) -> None:
         import crafter
+
+        from polar.domains.crafter.collect import TARGETS
 
         if env_id not in ENV_IDS:
             raise HarnessError(f"unknown Crafter world 'crafter:{env_id}': use crafter: (or crafter:Crafter)")
         if type(length) is not int or length < 1:
             raise HarnessError(f"crafter:{env_id}: length must be an integer >= 1, got {length!r}")
+        if start is not None and start not in TARGETS:
+            raise HarnessError(f"crafter:{env_id}: start must be one of {', '.join(TARGETS)} or unset, got {start!r}")
         self.env = _seeded_env_class()(length=length, reward=reward, seed=0)
+        # A collect skill's start (polar.domains.crafter.staging.stage): measuring a skill
+        # from the states it is meant for, e.g. `collect_stone` next to stone, holding a pickaxe.
+        self.start = start
         self.pixels_only = pixels_only
         self._observation_space = _observation_space(pixels_only)
         self._action_space = gym.spaces.Discrete(len(crafter.constants.actions))
@@ -133,6 +140,13 @@ class CrafterHarness(Harness):
                 self._seeded = True
         frame = self.env.reset()
         self._last = None  # a new episode: nothing was gained by a step
+        if self.start is not None:
+            from polar.domains.crafter.staging import stage
+
+            rng = np.random.default_rng([self.env._seed, self.env._episode])
+            if not stage(self.env, self.start, rng):
+                raise HarnessError(f"{self.spec.id}: world of seed {self.env._seed} offers no start for {self.start!r}")
+            frame = self.env.render()
         return self._observe(frame), {}
 
     def step(self, action: Any) -> StepResult:
