@@ -1,6 +1,6 @@
 """`CollectEnv`: the goal-conditioned Gymnasium env the `collect(resource)` skill is trained on.
 
-Use it as a harness through its entry point: `gym:polar.domains.crafter.collect_env:CollectEnv`
+Actions: Crafter's first six (noop, move left/right/up/down, do). Use it as a harness through its entry point: `gym:polar.domains.crafter.collect_env:CollectEnv`
 (skills/recipes/crafter_collect.yaml). Each episode is one skill call in a real Crafter world:
 
 - a world: `reset(seed=s)` makes the world of seed s; without a seed a new world is drawn from
@@ -37,6 +37,10 @@ from polar.errors import ConfigError
 __all__ = ["DEFAULT_TARGETS", "MAX_DISTANCE", "CollectEnv", "stage", "world_cells"]
 
 MAX_DISTANCE = 12  # the view's farthest cell is 4 + 3 = 7 away: "none in view" is farther
+# The skill acts with Crafter's first six actions (noop, the four moves, do): collecting needs no
+# other, and a policy that may sleep, place or craft wastes what it collects (a first run with
+# all 17 slept next to zombies). The same indices in the harness: Discrete(6) fits Discrete(17).
+ACTIONS = 6
 # Diamonds lie deep inside stone, a few per world: most worlds offer no start near one, so the
 # default targets leave it out (a run may still name it).
 DEFAULT_TARGETS = tuple(n for n in collect.NAMES if n != "diamond")
@@ -69,7 +73,7 @@ class CollectEnv(gym.Env):
         self.targets, self.max_steps, self.p_visible, self.far = names, int(max_steps), float(p_visible), int(far)
         self.shaping, self.episodes_per_world = float(shaping), int(episodes_per_world)
         self.observation_space = collect.observation_space()
-        self.action_space = gym.spaces.Discrete(17)  # Crafter's actions
+        self.action_space = gym.spaces.Discrete(ACTIONS)
         self.env = _unrendered_env_class()(length=None, reward=False, seed=0)
         self._worlds_left = 0
         self.target = names[0]
