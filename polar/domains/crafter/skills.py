@@ -153,7 +153,7 @@ def scripted_skills() -> list[Skill]:
         Skill(**common, name="rest",
               description="Sleep until energy is full (the player then wakes: achievement wake_up). "
                           "Zombies hit a sleeper harder. Scripted, not learnt.",
-              preconditions=["not full(energy)"], effects=["full(energy)", "achieved(wake_up)"],
+              preconditions=["not full(energy)"], effects=["full(energy)", "not low(energy)", "achieved(wake_up)"],
               termination={"predicates": ["full(energy)"]},
               policy={"loader": "polar.domains.crafter.skills:rest_act", "config": {}}, step_budget=REST_BUDGET),
     ]
