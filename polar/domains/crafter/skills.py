@@ -1,5 +1,5 @@
 """Crafter's skill library: the learnt `collect_<resource>` skills (one PPO policy, one manifest
-per target), two small scripted skills (`explore`, `face_free`, `rest`) and the primitives.
+per target), small scripted skills (`explore`, `face_free`, `fight_zombie`, `fight_skeleton`, `rest`) and the primitives.
 
 Every manifest declares preconditions and effects in the harness's predicates, so a generic
 symbolic planner regresses Crafter's tech tree over them: `collect_stone` needs
@@ -126,6 +126,27 @@ def face_free_act(x: dict[str, Any], args: dict[str, Any]) -> int:
     return explore_act(x, args)
 
 
+def fight_act(x: dict[str, Any], args: dict[str, Any]) -> int:
+    """Go for the nearest `thing` in view and hit it: next to it, face it (a move towards an
+    occupied cell only turns the player) and `do`; farther, step along the longer axis towards
+    it (the other where that cell is not free ground); none in view: walk on (explore)."""
+    sem, facing = x["semantic"], int(x["facing"])
+    cells = np.argwhere(sem[..., 1] == view.OBJECTS.index(args.get("thing", "zombie")))
+    if not len(cells):
+        return explore_act(x, args)
+    offsets = cells - np.array(view.CENTRE)
+    dx, dy = (int(v) for v in offsets[np.abs(offsets).sum(axis=1).argmin()])
+    if abs(dx) + abs(dy) == 1:
+        return _action("do") if _DIRS[facing] == (dx, dy) else _action(_MOVES[(dx, dy)])
+    steps = [(int(np.sign(dx)), 0), (0, int(np.sign(dy)))]
+    if abs(dy) > abs(dx):
+        steps.reverse()
+    for d in steps:
+        if d != (0, 0) and _free(sem, d):
+            return _action(_MOVES[d])
+    return explore_act(x, args)
+
+
 def rest_act(x: dict[str, Any], args: dict[str, Any]) -> int:
     return _action("sleep")
 
@@ -150,6 +171,16 @@ def scripted_skills() -> list[Skill]:
                                    "description": "what is to be placed"}},
               effects=["can_place({name})"], termination={"predicates": ["can_place({name})"]},
               policy={"loader": "polar.domains.crafter.skills:face_free_act", "config": {}}, step_budget=20),
+        *(Skill(**common, name=f"fight_{foe}",
+                description=f"Go for the nearest {foe} in view and hit it until it is gone from view "
+                            f"(defeated, or out of sight). Without a sword a {foe} takes several hits. "
+                            "Scripted, not learnt.",
+                parameters={"thing": {"choices": [foe], "default": foe, "description": f"what to fight: {foe}"}},
+                preconditions=[f"sees({foe})"],
+                effects=[f"not sees({foe})", f"not near({foe})", f"achieved(defeat_{foe})"],
+                termination={"predicates": [f"not sees({foe})"]},
+                policy={"loader": "polar.domains.crafter.skills:fight_act", "config": {}}, step_budget=60)
+          for foe in ("zombie", "skeleton")),
         Skill(**common, name="rest",
               description="Sleep until energy is full (the player then wakes: achievement wake_up). "
                           "Zombies hit a sleeper harder. Scripted, not learnt.",

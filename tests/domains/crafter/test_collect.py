@@ -148,7 +148,7 @@ def test_open_goals_pass_over_ends_without_a_plan_and_calls_that_keep_failing():
     from polar.planners.base import HistoryItem
     from polar.planners.decisions import Finish
 
-    goals = ["achieved(defeat_zombie)", "achieved(collect_stone)", "achieved(collect_wood)"]
+    goals = ["achieved(eat_plant)", "achieved(collect_stone)", "achieved(collect_wood)"]
     planner = SymbolicPlanner(goals=goals)
     state = SymbolicState(predicates=["has(wood_pickaxe)", "sees(tree)"])
 
@@ -157,7 +157,7 @@ def test_open_goals_pass_over_ends_without_a_plan_and_calls_that_keep_failing():
     def ctx(history):
         return PlannerContext(task="unlock", spec=spec, observation="", symbolic=state, skills=_library(),
                               history=history)
-    # defeat_zombie has no skill: passed over; collect_stone needs stone in view: explore
+    # eat_plant has no skill: passed over; collect_stone needs stone in view: explore
     d = planner.decide(ctx([]))
     assert (d.skill, d.args) == ("explore", {"thing": "stone"})
     failed = [HistoryItem(decision="explore(thing=stone)", success=False, steps=100, reward=0, reason="budget")] * 3
@@ -179,3 +179,25 @@ def test_explore_walks_until_the_thing_is_in_view():
     preds = h.symbolic_state().predicates
     assert res.outcome.success == ("sees(stone)" in preds)
     assert res.outcome.steps <= skill.step_budget
+
+
+def test_fight_defeats_a_zombie_next_to_the_player():
+    from crafter import objects
+
+    h = make_harness("crafter:")
+    h.reset(seed=11)
+    env = h.env
+    p = env._player
+    _face(env, "grass")
+    target = (int(p.pos[0] + p.facing[0]) + int(p.facing[0]), int(p.pos[1] + p.facing[1]) + int(p.facing[1]))
+    env._world[target] = "grass"
+    _, obj = env._world[target]
+    if obj is not None:
+        env._world.remove(obj)
+    env._world.add(objects.Zombie(env._world, target, p))  # two cells ahead
+    obs = h._observe(env.render())
+    assert "sees(zombie)" in h.symbolic_state().predicates
+    skill = next(s for s in scripted_skills() if s.name == "fight_zombie")
+    res = run_skill(skill, h, {}, obs=obs)
+    assert res.outcome.success, res.outcome.reason
+    assert h.episode_stats()["achievements"]["defeat_zombie"] == 1
