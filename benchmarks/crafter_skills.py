@@ -12,7 +12,7 @@ cells, the tools it needs in hand), in worlds whose seeds training never drew (i
 2**30; these are HELD_OUT + i). An episode whose start does not meet the skill's preconditions
 (the target not in view) is skipped, as `polar skills eval` does; the rate rests on the rest.
 Each measurement is recorded in the library (`polar skills show` prints it) and all of them in
-benchmarks/results/crafter_skills.json.
+benchmarks/results/crafter_skills.json (the result convention of benchmarks/bench_results.py).
 """
 
 from __future__ import annotations
@@ -24,9 +24,13 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from bench_results import Figure, script_command, write_result  # noqa: E402
 
 from polar.domains.crafter.collect_env import DEFAULT_TARGETS  # noqa: E402
 from polar.domains.crafter.skills import skill_name  # noqa: E402
@@ -47,24 +51,27 @@ def policy_dir(run: Path) -> Path:
 
 def register(run: Path, library: Path, env_steps: int | None) -> None:
     polar = [sys.executable, "-m", "polar"]
+    # by a path, not a bare name: a bare name (skills_crafter) is the shipped library, read-only
+    library = library.resolve()
+    env = os.environ
     src = policy_dir(run)
     for target in DEFAULT_TARGETS:
         cmd = [*polar, "skills", "register", str(src), "--manifest", str(MANIFESTS / f"{skill_name(target)}.yaml"),
                "--library", str(library)]
         if env_steps is not None:
             cmd += ["--env-steps", str(env_steps)]
-        subprocess.run(cmd, check=True)
+        subprocess.run(cmd, check=True, env=env)
     learnt = {f"{skill_name(t)}.yaml" for t in DEFAULT_TARGETS}
     for path in sorted(MANIFESTS.glob("*.yaml")):
         if path.name not in learnt and not path.name.startswith("collect_"):
-            subprocess.run([*polar, "skills", "add", str(path), "--library", str(library)], check=True)
+            subprocess.run([*polar, "skills", "add", str(path), "--library", str(library)], check=True, env=env)
 
 
 def measure(library: Path, episodes: int, targets: list[str]) -> dict[str, dict]:
     from polar.skills.runner import evaluate_skill
     from polar.skills.store import SkillLibrary
 
-    lib = SkillLibrary(library)
+    lib = SkillLibrary(library.resolve())
     out = {}
     for target in targets:
         skill = lib.get(skill_name(target))
@@ -89,6 +96,15 @@ def measure(library: Path, episodes: int, targets: list[str]) -> dict[str, dict]
     return out
 
 
+def figures(details: dict[str, Any]) -> list[Figure]:
+    """Each learnt skill's success from its staged starts on held-out worlds (reported for scale:
+    the issue sets no goal per skill)."""
+    return [Figure(f"{ref} success from staged starts, held-out Crafter worlds, {d['episodes']} episodes "
+                   f"({d['env_steps_trained']} env steps of training)", round(d["success"], 3), "rate",
+                   ci=(round(d["ci"][0], 3), round(d["ci"][1], 3)))
+            for ref, d in sorted(details["skills"].items())]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("run", type=Path)
@@ -97,15 +113,15 @@ def main() -> None:
     ap.add_argument("--env-steps", type=int, default=None, help="env steps (a checkpoint, not a finished run)")
     ap.add_argument("--episodes", type=int, default=60)
     ap.add_argument("--targets", nargs="*", default=list(DEFAULT_TARGETS))
-    ap.add_argument("--out", type=Path, default=ROOT / "benchmarks/results/crafter_skills.json")
     a = ap.parse_args()
     os.environ.setdefault("POLAR_NO_PROGRESS", "1")
     if a.register:
         register(a.run, a.library, a.env_steps)
-    results = measure(a.library, a.episodes, a.targets)
-    a.out.parent.mkdir(parents=True, exist_ok=True)
-    old = json.loads(a.out.read_text()) if a.out.is_file() else {}
-    a.out.write_text(json.dumps({**old, **results}, indent=1) + "\n")
+    t0 = time.perf_counter()
+    details = {"skills": measure(a.library, a.episodes, a.targets), "held_out_seed": HELD_OUT,
+               "library": str(a.library), "run": str(a.run), "wall_s": round(time.perf_counter() - t0, 1)}
+    print(json.dumps(details, indent=1))
+    write_result("crafter_skills", script_command("crafter_skills.py"), figures(details), details)
 
 
 if __name__ == "__main__":

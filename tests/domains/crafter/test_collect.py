@@ -201,3 +201,23 @@ def test_fight_defeats_a_zombie_next_to_the_player():
     res = run_skill(skill, h, {}, obs=obs)
     assert res.outcome.success, res.outcome.reason
     assert h.episode_stats()["achievements"]["defeat_zombie"] == 1
+
+
+def test_the_shipped_collect_wood_skill_collects_on_held_out_worlds():
+    """The learnt policy in skills_crafter/, through the skill runner on the real harness, from
+    staged starts in worlds training never drew: most calls end with wood collected (an
+    untrained or broken policy, or a feature hook out of step with training, does not)."""
+    import torch
+
+    from polar.skills.search_path import open_library
+
+    skill = open_library("skills_crafter").get("collect_wood")
+    assert skill.kind == "policy" and skill.provenance.env_steps and skill.provenance.env_steps >= 100_000
+    h = make_harness("crafter:", start="wood")
+    wins = 0
+    for i in range(10):
+        torch.manual_seed(i)
+        obs, _ = h.reset(seed=1_600_000_000 + i)
+        res = run_skill(skill, h, {}, obs=obs)
+        wins += res.outcome.success and "gained(wood)" in h.symbolic_state().predicates
+    assert wins >= 6, f"collect_wood collected wood in {wins}/10 held-out starts"
