@@ -127,4 +127,6 @@ def hook_done(state: Any, args: dict[str, Any], obs: Any = None, info: Any = Non
     n = args.get("n")
     if n is not None and target.item in view.ITEMS:
         return f"has({target.item},{int(n)})" in preds
-    return f"gained({target.item})" in preds
+    # `gained` is about the last step: before this call's first step (its info is still empty,
+    # polar.harnesses.rollout) a count the previous call raised does not end this one
+    return bool(info) and f"gained({target.item})" in preds

@@ -99,11 +99,14 @@ def test_harness_start_stages_the_target_and_its_tools():
 def test_termination_hook():
     def state(*preds):
         return SymbolicState(predicates=list(preds))
-    assert collect.hook_done(state("gained(wood)"), {"resource": "wood"})
+    stepped = {"discount": 1.0}  # a step's info; the start state's is empty
+    assert collect.hook_done(state("gained(wood)"), {"resource": "wood"}, None, stepped)
+    assert not collect.hook_done(state("gained(wood)"), {"resource": "wood"}, None, {}), \
+        "a count the previous call raised does not end a new call before its first step"
     assert not collect.hook_done(state("has(wood)", "has(wood,1)"), {"resource": "wood"})
     assert not collect.hook_done(state("gained(wood)", "has(wood,1)"), {"resource": "wood", "n": 2})
     assert collect.hook_done(state("has(wood,2)"), {"resource": "wood", "n": 2})
-    assert collect.hook_done(state("gained(drink)"), {"resource": "water"})
+    assert collect.hook_done(state("gained(drink)"), {"resource": "water"}, None, stepped)
     assert collect.hook_done(state("near(table)"), {"resource": "table"})
     with pytest.raises(Exception, match="resource must be one of"):
         collect.hook_done(state(), {"resource": "gold"})
