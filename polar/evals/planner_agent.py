@@ -112,9 +112,11 @@ class PlannerProfiles:
 
 def skill_charges(library: SkillCatalog, harness: HarnessSpec) -> tuple[dict[str, int], list[dict[str, Any]]]:
     """Pretraining env steps of the library's skills an agent could call on this harness:
-    those the agent loop offers there (`Skill.usable_on`, the rule of `polar.skills.search`)."""
+    those the agent loop offers there (`Skill.usable_on`, the rule of `polar.skills.search`).
+    Skills with the same weights were trained once and are charged once."""
     charges: dict[str, int] = {}
     listing = []
+    charged: dict[str, str] = {}  # weights hash -> the skill charged for them
     for s in library.list():
         if not s.usable_on(harness):
             continue
@@ -123,6 +125,14 @@ def skill_charges(library: SkillCatalog, harness: HarnessSpec) -> tuple[dict[str
             # A trained skill without its training cost on record cannot be charged honestly.
             raise ConfigError(f"skill {s.ref}: provenance.env_steps is missing, so its pretraining "
                               "cannot be charged; re-register it with its training run")
+        if s.weights_sha256 and s.weights_sha256 in charged:
+            # One goal-conditioned policy registered as several skills (Crafter's collect_*):
+            # its training is paid once.
+            listing.append({"skill": s.ref, "kind": s.kind, "env_steps": 0, "trained_on": list(s.provenance.trained_on),
+                            "shares_weights_with": charged[s.weights_sha256]})
+            continue
+        if s.weights_sha256:
+            charged[s.weights_sha256] = s.ref
         charges[f"skill:{s.ref}"] = steps
         listing.append({"skill": s.ref, "kind": s.kind, "env_steps": steps,
                         "trained_on": list(s.provenance.trained_on)})
@@ -259,4 +269,11 @@ class PlannerAgent(EvalAgent):
         )
         if cfg.budget.decisions is not None:
             settings.max_decisions = cfg.budget.decisions
+        if cfg.skills_shown is not None:
+            settings.skills_shown = cfg.skills_shown
+        # Skills that sample their actions (`deterministic: false`) draw from torch's global
+        # generator: seeded by the episode, a cell's episodes repeat exactly (as rl_agent's do).
+        import torch
+
+        torch.manual_seed(env_seed)
         return Agent(self.planner, self.library, settings, agent_name=self.label).run(task, harness, seed=env_seed)

@@ -257,6 +257,9 @@ class PlannerAgentConfig(_Agent):
     # A planner trained once per training seed: seed -> the model that seed's cells are served,
     # each on its own server port. A seed not listed uses the profile's model (None: all do).
     seed_models: dict[int, SeedModel] | None = None
+    # How many of the library's skills each decision is offered (the best matches of the task;
+    # None: the agent's default, 12). A world whose tech tree spans more skills offers them all.
+    skills_shown: int | None = Field(None, ge=1)
 
     def for_seed(self, seed: int) -> PlannerAgentConfig:
         """This agent as one seed's cells run it: the seed's model in its profile overrides."""
@@ -456,7 +459,7 @@ class Suite(StrictModel):
 
 # Fields added after cells were committed: left out of a key while unset, so that an agent not
 # using one keeps the key (and the finished cells) it had before the field existed.
-LATER_FIELDS = ("sweep", "seed_models")
+LATER_FIELDS = ("sweep", "seed_models", "skills_shown")
 
 
 def _computing_fields(agent: SuiteAgent) -> dict:

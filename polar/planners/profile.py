@@ -72,7 +72,10 @@ class LLMProfile(LLMSettings, _Named):
 OFFLINE_OPTIONS: dict[str, dict[str, tuple[type, str]]] = {
     "symbolic": {"max_repeats": (int, "give up when the same skill call fails this many times in a row"),
                  "memory": (bool, "plan from the agent's memory of what it has seen (docs/memory.md), not "
-                                  "the harness's state; an object not yet seen is looked for first")},
+                                  "the harness's state; an object not yet seen is looked for first"),
+                 "goals": (list, "open-ended ends pursued instead of the task's goal, e.g. an open world's "
+                                 "achievements: each turn the first unmet one with a plan whose call has not "
+                                 "failed max_repeats times in a row; finish when none is left")},
 }
 
 
@@ -108,6 +111,9 @@ class SymbolicProfile(_Named):
                 raise ValueError(f"options.{key}: must be an integer >= 1, got {value!r}")
             if kind is bool and type(value) is not bool:
                 raise ValueError(f"options.{key}: must be true or false, got {value!r}")
+            if kind is list and (type(value) is not list or not value
+                                 or not all(type(v) is str and v.strip() for v in value)):
+                raise ValueError(f"options.{key}: must be a non-empty list of predicate strings, got {value!r}")
             if kind is str and (type(value) is not str or not value):
                 raise ValueError(f"options.{key}: must be a non-empty string, got {value!r}")
         return self

@@ -46,7 +46,7 @@ from polar.domains.registry import mission_language
 from polar.errors import NoSkillsError, PlannerError
 from polar.harnesses.base import HarnessSpec, SymbolicState
 from polar.planners.base import HistoryItem, PlannerContext, SkillInfo
-from polar.planners.decisions import Decision, Finish, SkillCall
+from polar.planners.decisions import Decision, Finish, SkillCall, describe_decision
 from polar.predicates import WILDCARDS, holds, matches, parse
 
 NEEDS_LLM = (
@@ -55,7 +55,7 @@ NEEDS_LLM = (
     "('go to X and go to Y', '... after you ...') or a free-form task use an LLM planner, e.g. "
     "--planner planners/openai.yaml"
 )
-OPTIONS = ("max_repeats", "max_depth", "memory")
+OPTIONS = ("max_repeats", "max_depth", "memory", "goals")
 _PLACEHOLDER = re.compile(r"^\{(\w+)\}$")
 TURN, STEP, MAX_MOVES = "left", "forward", 12
 
@@ -65,7 +65,8 @@ Binding = dict[str, str]
 class SymbolicPlanner:
     name = "symbolic"
 
-    def __init__(self, profile: Any = None, max_repeats: int = 3, max_depth: int = 10, memory: bool = False) -> None:
+    def __init__(self, profile: Any = None, max_repeats: int = 3, max_depth: int = 10, memory: bool = False,
+                 goals: list[str] | None = None) -> None:
         options = getattr(profile, "options", None) or {}
         unknown = set(options) - set(OPTIONS)
         if unknown:
@@ -75,6 +76,9 @@ class SymbolicPlanner:
         # Plan from the agent's memory (the agent loop wraps the harness in polar.agent.memory):
         # an object the memory holds no way to is looked for (`seen(X)`, explore's effect).
         self.memory = bool(options.get("memory", memory))
+        # Open-ended ends (an open world's achievements): pursued instead of the task's goal,
+        # each one independent of the others (see `_open_goals`).
+        self.goals = [str(g) for g in options.get("goals", goals or [])]
 
     def reset(self) -> None:
         """Nothing to forget: every decision is made from the fresh state and the history."""
@@ -84,6 +88,8 @@ class SymbolicPlanner:
         if state is None:
             raise PlannerError(f"harness {context.spec.id} exposes no symbolic state; "
                                "the symbolic planner needs one (use an LLM planner)")
+        if self.goals:
+            return self._open_goals(context, state)
         goal = _goal(context, state)
         preds = frozenset(state.predicates)
         if all(holds(g, preds) for g in goal):
@@ -104,6 +110,26 @@ class SymbolicPlanner:
                 return call
         raise AssertionError("unreachable")
 
+    def _open_goals(self, context: PlannerContext, state: SymbolicState) -> Decision:
+        """The first unmet end of `goals` that has a plan whose next call has not failed the
+        last `max_repeats` times it was made (the history the planner is shown), trying the
+        other ways to it first; an end with no such plan from here is passed over for the next
+        one (in an open world, another end may be reachable where one is not). Finish when
+        every end holds or none is left to try."""
+        preds = frozenset(state.predicates)
+        unmet = [g for g in self.goals if not holds(g, preds)]
+        if not unmet:
+            return Finish(success=True, reason=f"goals {', '.join(self.goals)} hold")
+        if not context.skills:
+            raise NoSkillsError("the symbolic planner plans over the skills on offer, and none were given")
+        failing = _failing_calls(context.history, self.max_repeats)
+        search = Regression(context.skills, preds, context.history, self.max_depth, self.memory, avoid=failing)
+        for g in unmet:
+            if (call := search.achieve(g)) is not None:
+                return call
+        return Finish(success=False, reason=f"no unmet goal of {len(unmet)} has a plan from here whose call "
+                                            f"has not failed {self.max_repeats} times in a row")
+
     def _stuck(self, history: list[HistoryItem]) -> str | None:
         """Give up when the same call failed `max_repeats` times in a row."""
         tail = history[-self.max_repeats:]
@@ -111,6 +137,14 @@ class SymbolicPlanner:
                 len({h.decision for h in tail}) == 1:
             return f"{tail[-1].decision} failed {self.max_repeats} times in a row: {tail[-1].reason}"
         return None
+
+
+def _failing_calls(history: list[HistoryItem], repeats: int) -> set[str]:
+    """Calls whose last `repeats` attempts in the history all failed."""
+    tries: dict[str, list[bool]] = {}
+    for h in history:
+        tries.setdefault(h.decision, []).append(h.success)
+    return {d for d, ok in tries.items() if len(ok) >= repeats and not any(ok[-repeats:])}
 
 
 def _plain(text: str) -> str:
@@ -166,9 +200,10 @@ class Regression:
     """One decision's search: the first skill call on a way to an atom, from this state."""
 
     def __init__(self, skills: list[SkillInfo], preds: frozenset[str], history: list[HistoryItem],
-                 max_depth: int, memory: bool = False) -> None:
+                 max_depth: int, memory: bool = False, avoid: frozenset[str] | set[str] = frozenset()) -> None:
         self.skills, self.preds, self.history, self.max_depth = skills, preds, history, max_depth
         self.memory = memory
+        self.avoid = avoid  # calls (as the history spells them) not to lead with: another way is tried
 
     def achieve(self, atom: str, path: tuple[str, ...] = (), kept: frozenset[str] = frozenset()) -> SkillCall | None:
         """The next call towards `atom` (which does not hold), or None when there is no way;
@@ -177,7 +212,8 @@ class Regression:
             return None
         path = (*path, atom)
         for skill, args, unmet in self._candidates(atom, kept):
-            if (call := self._first_step(skill, args, unmet, path, kept)) is not None:
+            call = self._first_step(skill, args, unmet, path, kept)
+            if call is not None and not (self.avoid and describe_decision(call) in self.avoid):
                 return call
         a = parse(atom)
         if not a.negated and a.name == "reachable":

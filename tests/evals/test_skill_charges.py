@@ -54,3 +54,20 @@ def test_the_symbolic_planners_ledger_is_charged_only_where_the_skill_fits(libra
     assert rows["DoorKey-5x5"].train_env_steps == 0 and rows["DoorKey-5x5"].ledger.pretrain_env_steps == 0
     assert rows["CartPole-v1"].train_env_steps == 20000
     assert {t.agent: t.train_env_steps for t in res.totals} == {"symbolic": 20000}
+
+
+def test_skills_sharing_one_policys_weights_are_charged_once(tmp_path: Path) -> None:
+    """One goal-conditioned policy registered as several skills (Crafter's collect_*) was
+    trained once: the first skill carries its env steps, the others none."""
+    lib = SkillLibrary(tmp_path)
+    with make_harness(CARTPOLE) as h:
+        policy = tiny_policy(obs_space=h.observation_space, act_space=h.action_space)
+        other = tiny_policy(obs_space=h.observation_space, act_space=h.action_space, seed=1)
+        for name, p in (("left", policy), ("right", policy), ("apart", other)):
+            lib.register_policy(p, name=name, description=f"{name}.", harnesses=["*"],
+                                termination={"predicates": ["at(goal)"]},
+                                provenance={"env_steps": 20000, "trained_on": [CARTPOLE]})
+        charges, listing = skill_charges(lib, h.spec)
+    assert sum(charges.values()) == 40000 and "skill:apart@1" in charges
+    shared = [x for x in listing if "shares_weights_with" in x]
+    assert len(shared) == 1 and shared[0]["env_steps"] == 0

@@ -22,7 +22,7 @@ import gymnasium as gym
 import numpy as np
 
 from polar.domains.crafter import view
-from polar.domains.crafter.state import PREDICATE_VOCABULARY, view_predicates
+from polar.domains.crafter.state import PREDICATE_VOCABULARY, gained_items, view_predicates
 from polar.errors import HarnessError
 from polar.harnesses.base import Harness, HarnessSpec, StepResult, SymbolicObject, SymbolicState
 from polar.harnesses.spaces import HARNESS_SAMPLER, sampler_seed, space_to_spec
@@ -83,19 +83,27 @@ class CrafterHarness(Harness):
     """Crafter's `Env`, reset to the world of `seed` (the same seed, the same world)."""
 
     def __init__(self, env_id: str = "", description: str | None = None, length: int = STANDARD_LENGTH,
-                 reward: bool = True, pixels_only: bool = False) -> None:
+                 reward: bool = True, pixels_only: bool = False, start: str | None = None) -> None:
         import crafter
+
+        from polar.domains.crafter.collect import TARGETS
 
         if env_id not in ENV_IDS:
             raise HarnessError(f"unknown Crafter world 'crafter:{env_id}': use crafter: (or crafter:Crafter)")
         if type(length) is not int or length < 1:
             raise HarnessError(f"crafter:{env_id}: length must be an integer >= 1, got {length!r}")
+        if start is not None and start not in TARGETS:
+            raise HarnessError(f"crafter:{env_id}: start must be one of {', '.join(TARGETS)} or unset, got {start!r}")
         self.env = _seeded_env_class()(length=length, reward=reward, seed=0)
+        # A collect skill's start (polar.domains.crafter.staging.stage): measuring a skill
+        # from the states it is meant for, e.g. `collect_stone` next to stone, holding a pickaxe.
+        self.start = start
         self.pixels_only = pixels_only
         self._observation_space = _observation_space(pixels_only)
         self._action_space = gym.spaces.Discrete(len(crafter.constants.actions))
         self._seeded = False
         self._last: dict[str, Any] | None = None
+        self._gained: list[str] = []  # counts the last step raised (gained(ITEM))
         self.spec = HarnessSpec(
             id=f"crafter:{env_id}",
             description=description or _describe(length, reward, pixels_only),
@@ -131,6 +139,14 @@ class CrafterHarness(Harness):
                 self._action_space.seed(sampler_seed(seed, HARNESS_SAMPLER))
                 self._seeded = True
         frame = self.env.reset()
+        self._last = None  # a new episode: nothing was gained by a step
+        if self.start is not None:
+            from polar.domains.crafter.staging import stage
+
+            rng = np.random.default_rng([self.env._seed, self.env._episode])
+            if not stage(self.env, self.start, rng):
+                raise HarnessError(f"{self.spec.id}: world of seed {self.env._seed} offers no start for {self.start!r}")
+            frame = self.env.render()
         return self._observe(frame), {}
 
     def step(self, action: Any) -> StepResult:
@@ -161,6 +177,7 @@ class CrafterHarness(Harness):
                 sleeping=int(p.sleeping),
                 daylight=np.array([self.env._world.daylight], dtype=np.float32),
             )
+            self._gained = gained_items(self._last, obs)
             self._last = obs
         return obs
 
@@ -188,7 +205,7 @@ class CrafterHarness(Harness):
             raise HarnessError(f"{self.spec.id}: no symbolic state before reset")
         obs = self._last
         things = view.visible_things(obs["semantic"])
-        preds = view_predicates(obs, self.episode_stats()["achievements"])
+        preds = view_predicates(obs, self.episode_stats()["achievements"], self._gained)
         objects = [SymbolicObject(type=k, pos=offsets[0]) for k, offsets in things.items()]
         return SymbolicState(
             predicates=preds, goal=[], objects=objects, mission=MISSION,

@@ -19,7 +19,7 @@ LOW_VITAL = 3  # at or below: the vital is low
 MAX_VITAL = 9
 PREDICATE_VOCABULARY = [
     "achieved(ACHIEVEMENT)", "has(ITEM)", "has(ITEM,N)", "sees(THING)", "near(THING)", "facing(THING)",
-    "can_place(NAME)", "low(VITAL)", "full(VITAL)", "night", "asleep",
+    "can_place(NAME)", "low(VITAL)", "full(VITAL)", "night", "asleep", "gained(ITEM)",
 ]
 
 
@@ -38,10 +38,23 @@ def near_things(semantic: np.ndarray) -> set[str]:
     return found - {"none", "player"}
 
 
-def view_predicates(obs: dict[str, Any], achievements: dict[str, int]) -> list[str]:
-    """Every predicate that holds in the observation `obs`, given the episode's achievements."""
+def gained_items(before: dict[str, Any] | None, after: dict[str, Any]) -> list[str]:
+    """Items and vitals whose count rose from observation `before` to `after` (none at a reset):
+    what a collecting skill's termination reads (`gained(wood)`, `gained(drink)`)."""
+    if before is None:
+        return []
+    names = (*view.ITEMS, *view.VITALS)
+    old = np.concatenate([np.asarray(before["inventory"]), np.asarray(before["vitals"])])
+    new = np.concatenate([np.asarray(after["inventory"]), np.asarray(after["vitals"])])
+    return [name for name, a, b in zip(names, old, new, strict=True) if b > a]
+
+
+def view_predicates(obs: dict[str, Any], achievements: dict[str, int], gained: list[str] | tuple = ()) -> list[str]:
+    """Every predicate that holds in the observation `obs`, given the episode's achievements and
+    the counts the last step raised (`gained`)."""
     sem = np.asarray(obs["semantic"])
     preds = {f"achieved({k})" for k, n in achievements.items() if n > 0}
+    preds |= {f"gained({k})" for k in gained}
     for item, n in zip(view.ITEMS, np.asarray(obs["inventory"]), strict=True):
         if n > 0:  # has(wood) and has(wood,1..n): a recipe's "uses 2 wood" is has(wood,2)
             preds |= {f"has({item})", *(f"has({item},{k})" for k in range(1, int(n) + 1))}

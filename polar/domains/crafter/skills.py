@@ -1,0 +1,223 @@
+"""Crafter's skill library: the learnt `collect_<resource>` skills (one PPO policy, one manifest
+per target), small scripted skills (`explore`, `face_free`, `fight_zombie`, `fight_skeleton`, `rest`) and the primitives.
+
+Every manifest declares preconditions and effects in the harness's predicates, so a generic
+symbolic planner regresses Crafter's tech tree over them: `collect_stone` needs
+`has(wood_pickaxe)` (Crafter's `collect.stone.require`) and `sees(stone)`, and gives
+`has(stone,{n})`, `gained(stone)` and `achieved(collect_stone)`. A precondition `sees(X)` is
+`explore(thing=X)`'s effect; `can_place(X)` is `face_free(name=X)`'s.
+
+`install(library, run_dir)` registers them all from a `polar train` run of
+skills/recipes/crafter_collect.yaml (each collect skill carries the run's env steps, so a
+suite's cost ledger charges them to the planner that uses them).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from polar.domains.crafter import collect, view
+from polar.domains.crafter.primitives import CRAFTER, primitive_skills
+from polar.skills.model import Skill
+
+COLLECT_BUDGET = 150  # steps: the training episodes' limit
+EXPLORE_BUDGET = 100
+REST_BUDGET = 400  # energy refills by about one point per 30 steps asleep
+# What `explore` looks for: what the world generates (a table or furnace is only where the
+# player put one, so a planner places a new one rather than search for it)
+EXPLORE_THINGS = ["tree", "stone", "coal", "iron", "diamond", "water", "lava", "cow", "zombie", "skeleton"]
+_MOVES = {(-1, 0): "move_left", (1, 0): "move_right", (0, -1): "move_up", (0, 1): "move_down"}
+_DIRS = list(_MOVES)  # in view.FACING order: left, right, up, down
+WALK = ("grass", "sand", "path")
+
+
+def skill_name(target: str) -> str:
+    """`collect_<resource>`, or `goto_<station>` for a table or furnace."""
+    return f"{'goto' if collect.TARGETS[target].item is None else 'collect'}_{target}"
+
+
+def collect_manifest(name: str) -> dict[str, Any]:
+    """The manifest fields of `collect_<name>` / `goto_<station>` (all but policy and provenance)."""
+    t = collect.TARGETS[name]
+    params: dict[str, Any] = {"resource": {"choices": [name], "default": name,
+                                           "description": f"the policy's target (this skill: {name})"}}
+    pre = [f"has({tool})" for tool in t.needs]
+    if t.thing != "grass":  # grass (saplings) is everywhere: no need to look for it
+        pre.append(f"sees({t.thing})")
+    if t.item is None:
+        what = f"Walk next to a {name} in view (within the 3x3 cells around you), where tools are made."
+        effects = [f"near({name})"]
+    elif t.item in view.VITALS:
+        verb = "drink" if t.item == "drink" else "eat"
+        how = "face the water and drink" if verb == "drink" else "hit it until it is eaten"
+        what = f"Go to the nearest {t.thing} in view and {how}: {t.item} rises."
+        effects = [f"gained({t.item})", f"not low({t.item})", f"achieved({t.achievement})"]
+    else:
+        params["n"] = {"type": "int", "description": f"collect until you hold n {t.item}; omit to collect one more"}
+        tools = f" Needs a {' and a '.join(t.needs)}." if t.needs else ""
+        where = "Faces grass and collects until a sapling drops (1 in 10)." if t.thing == "grass" else \
+            f"Goes to the nearest {t.thing} in view, faces it and collects it."
+        what = f"Collect {t.item}: {where}{tools}"
+        effects = [f"has({t.item},{{n}})", f"gained({t.item})", f"achieved({t.achievement})"]
+    return {
+        "name": skill_name(name),
+        "description": what + " Learnt by PPO on the 9x7 view (polar.domains.crafter.collect).",
+        "harnesses": CRAFTER,
+        "parameters": params,
+        "preconditions": pre,
+        "effects": effects,
+        "termination": {"check": "polar.domains.crafter.collect:hook_done"},
+        "features": {"fn": "polar.domains.crafter.collect:hook_features"},
+        "step_budget": COLLECT_BUDGET,
+        "deterministic": False,  # sampled actions, as PPO trained it (a greedy policy can loop)
+    }
+
+
+# --- scripted skills --------------------------------------------------------------------------
+
+
+def view_features(obs: Any, args: dict[str, Any], harness: Any = None) -> dict[str, Any]:
+    """The scripted skills' input: the view's cells and the facing direction."""
+    return {"semantic": np.asarray(obs["semantic"]), "facing": int(obs["facing"])}
+
+
+def _free(sem: np.ndarray, d: tuple[int, int], where: tuple[str, ...] = WALK) -> bool:
+    cx, cy = view.CENTRE
+    mat, obj = sem[cx + d[0], cy + d[1]]
+    return view.MATERIALS[int(mat)] in where and int(obj) == 0
+
+
+def _action(name: str) -> int:
+    import crafter
+
+    return list(crafter.constants.actions).index(name)
+
+
+def explore_act(x: dict[str, Any], args: dict[str, Any]) -> int:
+    """Walk on: straight ahead while the cell ahead is free ground, else to a free neighbour
+    (never into lava or water). The choice among neighbours is drawn from a generator seeded by
+    the view, so a run repeats exactly while still leaving dead ends."""
+    sem, facing = x["semantic"], int(x["facing"])
+    rng = np.random.default_rng(int.from_bytes(hashlib.blake2b(sem.tobytes() + bytes([facing]),
+                                                                digest_size=8).digest(), "little"))
+    ahead = _DIRS[facing]
+    if _free(sem, ahead) and rng.random() < 0.85:
+        return _action(_MOVES[ahead])
+    free = [d for d in _DIRS if _free(sem, d)]
+    if not free:  # walled in: dig or cut the cell ahead (stone needs a pickaxe; do is harmless)
+        return _action("do")
+    return _action(_MOVES[free[int(rng.integers(len(free)))]])
+
+
+def face_free_act(x: dict[str, Any], args: dict[str, Any]) -> int:
+    """Face a neighbouring cell where `name` may be placed: step towards one (moving into a
+    free cell walks onto it and faces the next; the planner's check is `can_place`)."""
+    import crafter
+
+    where = tuple(crafter.constants.place[args.get("name", "table")]["where"])
+    sem = x["semantic"]
+    for d in _DIRS:
+        if _free(sem, d, where):
+            return _action(_MOVES[d])
+    return explore_act(x, args)
+
+
+def fight_act(x: dict[str, Any], args: dict[str, Any]) -> int:
+    """Go for the nearest `thing` in view and hit it: next to it, face it (a move towards an
+    occupied cell only turns the player) and `do`; farther, step along the longer axis towards
+    it (the other where that cell is not free ground); none in view: walk on (explore)."""
+    sem, facing = x["semantic"], int(x["facing"])
+    cells = np.argwhere(sem[..., 1] == view.OBJECTS.index(args.get("thing", "zombie")))
+    if not len(cells):
+        return explore_act(x, args)
+    offsets = cells - np.array(view.CENTRE)
+    dx, dy = (int(v) for v in offsets[np.abs(offsets).sum(axis=1).argmin()])
+    if abs(dx) + abs(dy) == 1:
+        return _action("do") if _DIRS[facing] == (dx, dy) else _action(_MOVES[(dx, dy)])
+    steps = [(int(np.sign(dx)), 0), (0, int(np.sign(dy)))]
+    if abs(dy) > abs(dx):
+        steps.reverse()
+    for d in steps:
+        if d != (0, 0) and _free(sem, d):
+            return _action(_MOVES[d])
+    return explore_act(x, args)
+
+
+def rest_act(x: dict[str, Any], args: dict[str, Any]) -> int:
+    return _action("sleep")
+
+
+def scripted_skills() -> list[Skill]:
+    import crafter
+
+    common = {"kind": "python", "harnesses": CRAFTER,
+              "features": {"fn": "polar.domains.crafter.skills:view_features"}}
+    return [
+        Skill(**common, name="explore",
+              description="Walk through the world (straight on over free ground, turning where blocked, "
+                          "never into lava or water) until the thing is in view. Scripted, not learnt.",
+              parameters={"thing": {"choices": EXPLORE_THINGS, "required": True,
+                                    "description": "what to look for"}},
+              effects=["sees({thing})"], termination={"predicates": ["sees({thing})"]},
+              policy={"loader": "polar.domains.crafter.skills:explore_act", "config": {}}, step_budget=EXPLORE_BUDGET),
+        Skill(**common, name="face_free",
+              description="Face a neighbouring cell where NAME can be placed (free grass, sand or path). "
+                          "Scripted, not learnt.",
+              parameters={"name": {"choices": list(crafter.constants.place), "required": True,
+                                   "description": "what is to be placed"}},
+              effects=["can_place({name})"], termination={"predicates": ["can_place({name})"]},
+              policy={"loader": "polar.domains.crafter.skills:face_free_act", "config": {}}, step_budget=20),
+        *(Skill(**common, name=f"fight_{foe}",
+                description=f"Go for the nearest {foe} in view and hit it until it is gone from view "
+                            f"(defeated, or out of sight). Without a sword a {foe} takes several hits. "
+                            "Scripted, not learnt.",
+                parameters={"thing": {"choices": [foe], "default": foe, "description": f"what to fight: {foe}"}},
+                preconditions=[f"sees({foe})"],
+                effects=[f"not sees({foe})", f"not near({foe})", f"achieved(defeat_{foe})"],
+                termination={"predicates": [f"not sees({foe})"]},
+                policy={"loader": "polar.domains.crafter.skills:fight_act", "config": {}}, step_budget=60)
+          for foe in ("zombie", "skeleton")),
+        Skill(**common, name="rest",
+              description="Sleep until energy is full (the player then wakes: achievement wake_up). "
+                          "Zombies hit a sleeper harder. Scripted, not learnt.",
+              preconditions=["not full(energy)"], effects=["full(energy)", "not low(energy)", "achieved(wake_up)"],
+              termination={"predicates": ["full(energy)"]},
+              policy={"loader": "polar.domains.crafter.skills:rest_act", "config": {}}, step_budget=REST_BUDGET),
+    ]
+
+
+def write_manifests(out: str | Path, targets: list[str] | None = None) -> list[Path]:
+    """Write every manifest as YAML under `out`: `collect_<target>.yaml` for
+    `polar skills register RUN --manifest ...`, the scripted skills' and the primitives' for
+    `polar skills add ...` (skills/recipes/crafter/ holds the committed copies)."""
+    import yaml
+
+    folder = Path(out)
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    from polar.domains.crafter.collect_env import DEFAULT_TARGETS
+
+    for name in targets or list(DEFAULT_TARGETS):
+        path = folder / f"{skill_name(name)}.yaml"
+        path.write_text(f"# Generated by `python -m polar.domains.crafter.skills {out}` from Crafter's rules.\n"
+                        + yaml.safe_dump(collect_manifest(name), sort_keys=False))
+        written.append(path)
+    for skill in [*scripted_skills(), *primitive_skills()]:
+        data = skill.model_dump(mode="json", exclude_defaults=True, exclude={"version"})
+        data["kind"] = skill.kind
+        path = folder / f"{skill.name}.yaml"
+        path.write_text(f"# Generated by `python -m polar.domains.crafter.skills {out}`.\n"
+                        + yaml.safe_dump(data, sort_keys=False))
+        written.append(path)
+    return written
+
+
+if __name__ == "__main__":
+    import sys
+
+    for p in write_manifests(sys.argv[1] if len(sys.argv) > 1 else "skills/recipes/crafter"):
+        print(p)
