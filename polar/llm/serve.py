@@ -443,11 +443,36 @@ def stop(host: str = "127.0.0.1", port: int = 8012, *, run: str | None = None) -
         state = read_state(host, port)
         if state is None or (run is not None and not owned_by_run(state, run)):
             return None
-        state["was_running"] = is_alive(state)
-        if state["was_running"]:
-            _terminate(int(state["pid"]))
-        state_path(host, port).unlink(missing_ok=True)
-        return state
+        return _stop_recorded(host, port, state)
+
+
+def _stop_recorded(host: str, port: int, state: dict[str, Any]) -> dict[str, Any]:
+    """Terminate the recorded server (when it still runs) and remove its state file; under _lock."""
+    state["was_running"] = is_alive(state)
+    if state["was_running"]:
+        _terminate(int(state["pid"]))
+    state_path(host, port).unlink(missing_ok=True)
+    return state
+
+
+def stop_own(host: str = "127.0.0.1", port: int = 8012) -> dict[str, Any] | None:
+    """Stop the server recorded on host:port when this run started it, or when what started it is
+    gone (a killed run's leftover); returns its state, or None when none was recorded. A live
+    server that another live Polar run started (the same user in another terminal) is refused
+    with a ServeError naming its owner, never stopped: the loops that serve each model fresh
+    (improve, planner RL, code eval and code RL) call this before and after their episodes."""
+    with _lock(host, port):
+        state = read_state(host, port)
+        if state is None:
+            return None
+        owner = state.get("owner") or {}
+        if (is_alive(state) and not owned_by_run(state)
+                and not (owner and not process_alive(owner.get("pid"), owner.get("start_ticks")))):
+            raise ServeError(
+                f"the {state.get('engine')} server for {state.get('model')} on {host}:{port} (pid {state.get('pid')}) "
+                f"was not started by this run but {describe(state)}; this run does not stop it. Choose another "
+                f"port, or stop it where it was started (polar serve-llm --stop --port {port})")
+        return _stop_recorded(host, port, state)
 
 
 def status(host: str = "127.0.0.1", port: int = 8012) -> dict[str, Any]:
