@@ -180,6 +180,21 @@ def engine_command(s: ServerSettings, model: ModelEntry | str, engine: Engine) -
     return [exe, "serve", name, "--host", s.host, "--port", str(s.port), *s.engine_args]
 
 
+# llama-server's settings under which a greedy decision does not depend on how many episodes
+# are in flight (with the binary built without llamafile's sgemm, polar.llm.llama_server, and
+# each lane keeping to its own slot, polar.evals.concurrent):
+# - flash attention off: on CPU it takes a split-KV path (chunks per thread, merged after)
+#   for a lone decoding sequence with 512+ cached tokens and a one-chunk path when several
+#   slots decode together, and the two round differently; without it, attention is ggml's
+#   per-row products and soft-max, the same for any batch;
+# - no weight repacking: repacked weights run a 4-row GEMM for batches of 4 rows and more and
+#   a GEMV for the rest, so a row's result would depend on its neighbours.
+# The KV cache stays per slot (not unified): a unified one places a slot's cells among the
+# others', and the attention sums then change with their positions. Measured in
+# docs/local-llm.md ("Greedy decisions"); tests/llm/test_llama_server_greedy.py holds it.
+DETERMINISM_ARGS = ("--flash-attn", "off", "--no-repack", "--no-kv-unified")
+
+
 def llama_server_command(s: ServerSettings, model: ModelEntry | str, threads: int) -> list[str]:
     """llama-server's command line (the binary built on first use). Each of the `parallel` slots
     gets the whole n_ctx (-c is the total, split across slots); continuous batching puts the
@@ -196,7 +211,7 @@ def llama_server_command(s: ServerSettings, model: ModelEntry | str, threads: in
     cmd = [str(exe), "--model", str(weights_path(model)), "--alias", model.name, "--host", s.host,
            "--port", str(s.port), "--ctx-size", str(s.n_ctx * s.parallel), "--parallel", str(s.parallel),
            "--threads", str(threads), "--threads-batch", str(threads), "--cont-batching",
-           "--cache-ram", "256", "--no-webui"]
+           "--cache-ram", "256", "--no-webui", *DETERMINISM_ARGS]
     if model.chat_format:  # a GGUF without its own template: one of llama.cpp's built-in ones
         cmd += ["--chat-template", model.chat_format]
     return [*cmd, *s.engine_args]
