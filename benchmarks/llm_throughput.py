@@ -44,6 +44,9 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from bench_results import RESULTS, Figure, script_command, write_result  # noqa: E402
 
 GOAL_RATIO = 3.0
+# what this CPU allows is the raw ceiling's speed-up (batching alone); Polar's path (chat
+# template, grammar, planner, harness, K client threads) should keep most of it
+SHARE_GOAL = 0.9
 HARNESS = "minigrid:MiniGrid-DoorKey-8x8-v0"
 # the planner profile that plays each model: its templates are the ones the model was made for
 PROFILES = {"smollm2-135m": "local", "polar-planner": "polar-planner"}
@@ -174,8 +177,8 @@ def figures(d: dict[str, Any]) -> list[Figure]:
         ceiling = top["ceiling"]["tokens_per_s"] / one["ceiling"]["tokens_per_s"]
         figs.append(Figure(f"raw ceiling: llama-server tokens/s, {top['slots']} plain completions in flight / 1{of}",
                            round(ceiling, 2), "x"))
-        figs.append(Figure(f"Polar's {top['slots']}-in-flight speed-up as a share of the raw ceiling's{of}",
-                           round(ratio / ceiling, 2), "x"))
+        figs.append(Figure(f"Polar's {top['slots']}-in-flight speed-up as a share of the raw ceiling's "
+                           f"({ratio:.2f}x of {ceiling:.2f}x){of}", round(ratio / ceiling, 2), "x", goal=SHARE_GOAL))
     same = sum(not v["episodes_differing"] for v in d["greedy"].values())
     figs.append(Figure(f"arms whose greedy episodes all equal the one-at-a-time arm's{of}",
                        same, f"of {len(d['greedy'])}", goal=len(d["greedy"])))
