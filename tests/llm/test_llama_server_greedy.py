@@ -5,9 +5,10 @@ the compact templates and the decision schema as response_format, as planners/lo
 sends them; tests/llm/data/doorkey_decisions.jsonl) are replayed at temperature 0 against
 llama-server started exactly as Polar starts it: one at a time against one slot, then the four
 episodes at once against four slots, each episode keeping to its own slot as a lane does. The
-replies and every token's log-prob must be bit-for-bit equal. Without Polar's determinism
-settings (docs/local-llm.md, "Greedy decisions") 9 to 12 of the 12 log-prob vectors and 2 to 3
-of the 12 replies differ."""
+replies and every token's log-prob must be bit-for-bit equal. Measured without Polar's
+determinism settings (docs/local-llm.md, "Greedy decisions"): with llama.cpp's defaults 8 to 12
+of the 12 log-prob vectors and 2 to 3 of the replies differ; with the server flags but a binary
+built with llamafile's sgemm, 3 log-prob vectors and 1 reply."""
 
 from __future__ import annotations
 
