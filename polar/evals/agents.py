@@ -93,6 +93,10 @@ class EvalAgent(ABC):
     def close(self) -> None:  # noqa: B027 - agents holding nothing need not override
         pass
 
+    def use_slot(self, slot: int | None) -> None:  # noqa: B027 - only an agent with a model server has slots
+        """Send this agent's model requests to the server's slot `slot` (one lane of a cell's
+        episodes played K at a time: polar.evals.concurrent); None: the server picks."""
+
     @property
     def label(self) -> str:
         """The `agent` field of its records, e.g. "random", "pure_rl:ppo"."""

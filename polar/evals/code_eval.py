@@ -110,7 +110,7 @@ def summarise(episodes: list[CodeEpisode]) -> dict[str, Any]:
 def evaluate(model: str, out: str | Path, *, tasks: list[str], seeds: list[int], k: int, profile: SandboxProfile,
              temperature: float = 0.7, port: int = 8031, threads: int = 1) -> dict[str, Any]:
     """Every (task, seed) episode, resumable: `episodes.jsonl` keeps the finished ones."""
-    from polar.llm.serve import ensure_server, stop
+    from polar.llm.serve import ensure_server, stop_own
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -124,7 +124,7 @@ def evaluate(model: str, out: str | Path, *, tasks: list[str], seeds: list[int],
         client = code_llm(model, port=port, temperature=temperature, threads=threads, record=out / "calls.jsonl")
         server = client.settings.server
         assert server is not None
-        stop(server.host, server.port)  # a server a killed run left behind (maybe another model)
+        stop_own(server.host, server.port)  # a server a killed run left behind (maybe another model)
         try:
             ensure_server(server, lambda m: None)
             for name, seed in todo:
@@ -135,7 +135,7 @@ def evaluate(model: str, out: str | Path, *, tasks: list[str], seeds: list[int],
                 print(f"{name} seed {seed}: return {ep.ret:.1f} success {ep.success} "
                       f"({len(ep.programs)} program(s), {ep.wall_s:.1f} s)", flush=True)
         finally:
-            stop(server.host, server.port)
+            stop_own(server.host, server.port)
     episodes = [e for e in done if e.task in tasks and e.seed in seeds]
     summary = {"model": model, "k": k, "temperature": temperature, "backend": profile.backend,
                "seeds": seeds, "tasks": summarise(episodes), "wall_s_this_run": time.perf_counter() - t0}

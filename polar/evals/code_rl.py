@@ -83,7 +83,7 @@ class CodeRLRun(StagedRun):
             rollout_from_call,
             write_rollouts,
         )
-        from polar.llm.serve import ensure_server, stop
+        from polar.llm.serve import ensure_server, stop_own
         from polar.llm.tokens import ServerTokenizer
 
         cfg, d = self.cfg, self.out / f"iter-{it}"
@@ -99,7 +99,7 @@ class CodeRLRun(StagedRun):
         profile = _profile(cfg.backend)
         t0 = time.perf_counter()
         programs: list[dict[str, Any]] = []
-        stop(server.host, server.port)
+        stop_own(server.host, server.port)
         try:
             ensure_server(server, lambda m: None)
             check_tokenizer(self.tokenizer(), ServerTokenizer(server.api_base).tokenize)
@@ -114,7 +114,7 @@ class CodeRLRun(StagedRun):
                                      "error": run.error, "gate": rec.gate, "program": rec.program,
                                      "completion_tokens": resp.call.completion_tokens})
         finally:
-            stop(server.host, server.port)
+            stop_own(server.host, server.port)
         atomic_write(d / "programs.jsonl", "".join(json.dumps(p) + "\n" for p in programs))
         calls = {c.call_id: c for c in read_records(calls_path)}
         rollouts, dropped, unscored = [], 0, 0

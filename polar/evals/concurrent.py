@@ -36,13 +36,15 @@ def play_concurrently(suite: Suite, cell: Cell, entry: SuiteHarness, first: tupl
     (index, record) in index order. The extra lanes are closed on the way out. `profiles`: the
     run's planner profiles, resolved once (the lanes' agents share them)."""
     lanes: queue.Queue[tuple[EvalAgent, Harness]] = queue.Queue()
+    first[0].use_slot(0)  # lane j keeps to slot j: its episodes reuse their own evaluated prompts
     lanes.put(first)
     extra: list[tuple[EvalAgent, Any]] = []
     try:
-        for _ in range(min(slots, len(indices)) - 1):
+        for lane in range(1, min(slots, len(indices))):
             agent = make_agent(suite.agent_for(cell), suite, profiles)
             extra.append((agent, None))  # closed on the way out, even if preparing it fails
             agent.prepare(entry, cell.seed, work_dir)  # the same preparation as the first lane's
+            agent.use_slot(lane)
             harness = entry.make()
             extra[-1] = (agent, harness)
             lanes.put((agent, harness))
@@ -63,6 +65,7 @@ def play_concurrently(suite: Suite, cell: Cell, entry: SuiteHarness, first: tupl
                 for fut in futures:  # an error or a closed generator: start nothing more
                     fut.cancel()
     finally:
+        first[0].use_slot(None)  # the caller's agent goes on as it came
         for agent, harness in extra:
             if harness is not None:
                 harness.close()

@@ -91,7 +91,7 @@ def _run(cfg: ImproveConfig, label: str, model_ref: str, harnesses: list[SuiteHa
          logprobs: bool = True) -> tuple[list[Any], dict[str, Any]]:
     """Episodes of the model on `harnesses`; returns the cells and their cost."""
     from polar.evals.runner import run_cells
-    from polar.llm.serve import stop
+    from polar.llm.serve import stop_own
     from polar.planners.profile import load_planner_profile
 
     overrides = _planner_overrides(cfg, model_ref, temperature, out / "calls.jsonl", logprobs)
@@ -99,13 +99,13 @@ def _run(cfg: ImproveConfig, label: str, model_ref: str, harnesses: list[SuiteHa
     server = load_planner_profile(cfg.profile, overrides).server  # type: ignore[union-attr]
     # A server an interrupted run left on this port may serve other weights under the same name
     # (versions of one model share it): serve this model fresh.
-    stop(server.host, server.port)
+    stop_own(server.host, server.port)
     t0, cpu0 = time.perf_counter(), _cpu_s()
     try:
         summary = run_cells(suite, out, workers=0, progress=True)
         server_cpu = _server_cpu(server.host, server.port)
     finally:
-        stop(server.host, server.port)  # the next model is served fresh (same alias, other weights)
+        stop_own(server.host, server.port)  # the next model is served fresh (same alias, other weights)
     eps = [e for c in summary.results for e in c.episodes]
     cost = {"episodes": len(eps), "env_steps": sum(e.env_steps for e in eps),
             "llm_prompt_tokens": sum(e.prompt_tokens for e in eps),

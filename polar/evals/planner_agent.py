@@ -257,6 +257,11 @@ class PlannerAgent(EvalAgent):
                            info={"charges": charges, "skills": listing, "library": str(self.library.root),
                                  "backend": backend})
 
+    def use_slot(self, slot: int | None) -> None:
+        client = getattr(self.planner, "client", None)  # an LLM planner's; a scripted one has none
+        if client is not None:
+            client.slot = slot
+
     def episode(self, harness: Harness, task: str, env_seed: int, max_steps: int | None,
                 episode_id: str) -> EpisodeRecord:
         cfg = self.config

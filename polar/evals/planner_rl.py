@@ -202,7 +202,7 @@ class RLRun(StagedRun):
 
     def sample(self, it: int) -> dict[str, Any]:
         from polar.evals.runner import run_cells
-        from polar.llm.serve import ensure_server, stop
+        from polar.llm.serve import ensure_server, stop_own
         from polar.planners.dataset import index_calls
         from polar.planners.profile import load_planner_profile
 
@@ -221,7 +221,7 @@ class RLRun(StagedRun):
                  "harnesses": [h.model_dump(mode="json") for h in drawn],
                  "seeds": list(range(base, base + max(draws.values())))}
         server = load_planner_profile(cfg.profile, overrides).server  # type: ignore[union-attr]
-        stop(server.host, server.port)  # a server a killed run left behind (another model, maybe)
+        stop_own(server.host, server.port)  # a server a killed run left behind (another model, maybe)
         t0, cpu0 = time.perf_counter(), _cpu_s()
         probe: dict[str, Any] = {}
         try:
@@ -236,7 +236,7 @@ class RLRun(StagedRun):
                                 only=lambda c: c.seed - base < draws[c.harness])
             server_cpu = _server_cpu(server.host, server.port)
         finally:
-            stop(server.host, server.port)
+            stop_own(server.host, server.port)
         wall = time.perf_counter() - t0
         episodes = []
         for cell in summary.results:

@@ -151,6 +151,11 @@ class LLMClient:
         self.tokenizer = (ServerTokenizer(s.api_base, timeout_s=s.timeout_s)
                           if s.tokenizer == "server" and s.api_base else None)
         self.warmup_s: float | None = None  # seconds the warm-up took (None: not warmed up yet)
+        # llama-server's slot this client's requests go to (`id_slot`; None: the server picks):
+        # one lane of K episodes in flight keeps to its own slot, so its episode's consecutive
+        # prompts reuse that slot's evaluated prefix. Not a parameter of the call: replies are
+        # cached and recorded the same whichever slot decoded them.
+        self.slot: int | None = None
         self._vocab: Vocabulary | bool | None = None  # False: the served model has no GGUF vocabulary
 
     @functools.cached_property
@@ -389,7 +394,7 @@ class LLMClient:
                     model=self.settings.model, messages=messages, api_base=self.settings.api_base,
                     api_key=self._api_key, timeout=self.settings.timeout_s,
                     max_retries=0, num_retries=0,  # tenacity owns retries; no hidden ones below
-                    **pricing, **params,
+                    **pricing, **{**params, **self._slot_body(params)},
                 )
             except Exception as err:
                 attempts.errors.append(_describe(err))
@@ -404,6 +409,12 @@ class LLMClient:
         except Exception as err:
             raise self._failure(err, attempts) from None
         return self._entry(resp), attempts.n, attempts.failed
+
+    def _slot_body(self, params: dict[str, Any]) -> dict[str, Any]:
+        """litellm's `extra_body` with llama-server's `id_slot` when this client keeps to a slot."""
+        if self.slot is None:
+            return {}
+        return {"extra_body": {**params.get("extra_body", {}), "id_slot": self.slot}}
 
     def _failure(self, err: BaseException, attempts: _Attempts) -> LLMCallError:
         s = self.settings

@@ -38,9 +38,14 @@ from polar.ownership import record_owner
 BUILD_TIMEOUT_S = 3600.0  # a cold build on 2 busy cores takes minutes; an hour means it is stuck
 # Only what the server needs: no tests/examples, no web UI (the prebuilt one is a download, the
 # built one needs npm), no HTTPS (it serves 127.0.0.1), one static binary (no .so to find).
+# Without llamafile's sgemm: it takes a matrix product only when the batch has 2 rows or more
+# (one decoding slot goes to ggml's one-row kernel, K slots to sgemm's tiles, which sum in
+# another order), so a greedy decision would depend on how many episodes are in flight. With it
+# off, every product is ggml's per-row dot product, the same for any batch (docs/local-llm.md,
+# "Greedy decisions"; the server's flags in polar.llm.serve.DETERMINISM_ARGS do the rest).
 _BASE_ARGS = ("-DCMAKE_BUILD_TYPE=Release", "-DBUILD_SHARED_LIBS=OFF", "-DLLAMA_BUILD_SERVER=ON",
               "-DLLAMA_BUILD_TESTS=OFF", "-DLLAMA_BUILD_EXAMPLES=OFF", "-DLLAMA_BUILD_UI=OFF",
-              "-DLLAMA_USE_PREBUILT_UI=OFF", "-DLLAMA_OPENSSL=OFF")
+              "-DLLAMA_USE_PREBUILT_UI=OFF", "-DLLAMA_OPENSSL=OFF", "-DGGML_LLAMAFILE=OFF")
 
 
 class BuildError(PolarError):

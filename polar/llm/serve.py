@@ -180,6 +180,21 @@ def engine_command(s: ServerSettings, model: ModelEntry | str, engine: Engine) -
     return [exe, "serve", name, "--host", s.host, "--port", str(s.port), *s.engine_args]
 
 
+# llama-server's settings under which a greedy decision does not depend on how many episodes
+# are in flight (with the binary built without llamafile's sgemm, polar.llm.llama_server, and
+# each lane keeping to its own slot, polar.evals.concurrent):
+# - flash attention off: on CPU it takes a split-KV path (chunks per thread, merged after)
+#   for a lone decoding sequence with 512+ cached tokens and a one-chunk path when several
+#   slots decode together, and the two round differently; without it, attention is ggml's
+#   per-row products and soft-max, the same for any batch;
+# - no weight repacking: repacked weights run a 4-row GEMM for batches of 4 rows and more and
+#   a GEMV for the rest, so a row's result would depend on its neighbours.
+# The KV cache stays per slot (not unified): a unified one places a slot's cells among the
+# others', and the attention sums then change with their positions. Measured in
+# docs/local-llm.md ("Greedy decisions"); tests/llm/test_llama_server_greedy.py holds it.
+DETERMINISM_ARGS = ("--flash-attn", "off", "--no-repack", "--no-kv-unified")
+
+
 def llama_server_command(s: ServerSettings, model: ModelEntry | str, threads: int) -> list[str]:
     """llama-server's command line (the binary built on first use). Each of the `parallel` slots
     gets the whole n_ctx (-c is the total, split across slots); continuous batching puts the
@@ -196,7 +211,7 @@ def llama_server_command(s: ServerSettings, model: ModelEntry | str, threads: in
     cmd = [str(exe), "--model", str(weights_path(model)), "--alias", model.name, "--host", s.host,
            "--port", str(s.port), "--ctx-size", str(s.n_ctx * s.parallel), "--parallel", str(s.parallel),
            "--threads", str(threads), "--threads-batch", str(threads), "--cont-batching",
-           "--cache-ram", "256", "--no-webui"]
+           "--cache-ram", "256", "--no-webui", *DETERMINISM_ARGS]
     if model.chat_format:  # a GGUF without its own template: one of llama.cpp's built-in ones
         cmd += ["--chat-template", model.chat_format]
     return [*cmd, *s.engine_args]
@@ -443,11 +458,36 @@ def stop(host: str = "127.0.0.1", port: int = 8012, *, run: str | None = None) -
         state = read_state(host, port)
         if state is None or (run is not None and not owned_by_run(state, run)):
             return None
-        state["was_running"] = is_alive(state)
-        if state["was_running"]:
-            _terminate(int(state["pid"]))
-        state_path(host, port).unlink(missing_ok=True)
-        return state
+        return _stop_recorded(host, port, state)
+
+
+def _stop_recorded(host: str, port: int, state: dict[str, Any]) -> dict[str, Any]:
+    """Terminate the recorded server (when it still runs) and remove its state file; under _lock."""
+    state["was_running"] = is_alive(state)
+    if state["was_running"]:
+        _terminate(int(state["pid"]))
+    state_path(host, port).unlink(missing_ok=True)
+    return state
+
+
+def stop_own(host: str = "127.0.0.1", port: int = 8012) -> dict[str, Any] | None:
+    """Stop the server recorded on host:port when this run started it, or when what started it is
+    gone (a killed run's leftover); returns its state, or None when none was recorded. A live
+    server that another live Polar run started (the same user in another terminal) is refused
+    with a ServeError naming its owner, never stopped: the loops that serve each model fresh
+    (improve, planner RL, code eval and code RL) call this before and after their episodes."""
+    with _lock(host, port):
+        state = read_state(host, port)
+        if state is None:
+            return None
+        owner = state.get("owner") or {}
+        if (is_alive(state) and not owned_by_run(state)
+                and not (owner and not process_alive(owner.get("pid"), owner.get("start_ticks")))):
+            raise ServeError(
+                f"the {state.get('engine')} server for {state.get('model')} on {host}:{port} (pid {state.get('pid')}) "
+                f"was not started by this run but {describe(state)}; this run does not stop it. Choose another "
+                f"port, or stop it where it was started (polar serve-llm --stop --port {port})")
+        return _stop_recorded(host, port, state)
 
 
 def status(host: str = "127.0.0.1", port: int = 8012) -> dict[str, Any]:

@@ -55,6 +55,7 @@ def test_parallel_slots_need_a_batching_engine_and_leave_old_cell_keys_alone():
     cmd = serve.llama_server_command(s, resolve_model("smollm2-135m"), 1)  # builds it when it is missing
     assert cmd[cmd.index("--parallel") + 1] == "4"
     assert cmd[cmd.index("--ctx-size") + 1] == "4096"  # each slot gets the whole n_ctx
+    assert cmd[cmd.index("--flash-attn") + 1] == "off" and "--no-repack" in cmd  # serve.DETERMINISM_ARGS
 
 
 def _settings(port: int, parallel: int) -> serve.ServerSettings:
@@ -74,9 +75,8 @@ def _suite(port: int, parallel: int, episodes: int, decisions: int, record: Path
 def test_k_episodes_at_a_time_play_the_cells_episodes_in_order_on_several_slots(tmp_path):
     """Four episodes (suite seed 0, DoorKey-8x8) on a four-slot server: every episode is played
     from the start state its index gives, they come back in index order (as one at a time), each
-    was decided by the model, and the server really ran several slots at once. (Bit-for-bit
-    equal greedy decisions one-at-a-time vs K-at-a-time do not hold on llama-server: the
-    measured mismatch is in benchmarks/results/llm_throughput.json and docs/local-llm.md.)"""
+    was decided by the model, and the server really ran several slots at once. (That the greedy
+    decisions are the same as one at a time: tests/llm/test_llama_server_greedy.py.)"""
     require_model("smollm2-135m")
     require_llama_server()
     from polar.evals.runner import run_cells
