@@ -48,3 +48,21 @@ def test_not_reached_reports_the_budget_and_the_whole_curve(bench: Any, tmp_path
     assert steps == sorted(steps) and len(steps) >= 3 and steps[-1] >= 1536  # hook evaluations + the final one
     fig = bench.figures({"seed": 0, "runs": {"never": run}})[0]
     assert "not reached within 1,536" in fig.what and fig.value == 1536 and fig.goal is None
+
+
+class _Pump:
+    """MountainCar's textbook controller: push along the velocity (reaches the flag)."""
+
+    def act(self, obs: Any, deterministic: bool = True) -> int:
+        return 2 if obs[1] >= 0 else 0
+
+
+class _Idle:
+    def act(self, obs: Any, deterministic: bool = True) -> int:
+        return 1  # no push: the car never leaves the valley
+
+
+def test_flag_rate_counts_episodes_that_reach_the_flag() -> None:
+    bench = _bench()
+    assert bench.flag_rate(_Pump(), "MountainCar-v0", 5, 1_000_000) == 1.0
+    assert bench.flag_rate(_Idle(), "MountainCar-v0", 3, 1_000_000) == 0.0
