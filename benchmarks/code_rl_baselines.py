@@ -82,7 +82,7 @@ def figures(details: dict[str, Any]) -> list[Figure]:
         what = f"{task.recipe} {task.env}: env steps to eval {task.key} >= {task.bar:g}"
         if not run["reached"]:
             what += f" (not reached within {run['budget']:,})"
-        out.append(Figure(f"{what}, seed {details['seed']}", run["env_steps"], "env steps"))
+        out.append(Figure(f"{what}, seed {details['seed']}", run["env_steps"], "env steps", better="lower"))
     return out
 
 
