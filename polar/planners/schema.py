@@ -34,10 +34,14 @@ def _closed(properties: dict[str, Any], required: list[str] | None = None) -> di
 
 
 def world_values(state: SymbolicState | None) -> set[str]:
-    """The argument values the world holds: every object's type and colour."""
+    """The argument values the world holds: every object's type and colour, the carried one's
+    included (it is in no cell, so not in `objects`; without it a schema narrowed to the cells'
+    objects forbade `drop(object=key)` while carrying the key, and forced `drop(object=box)`)."""
     if state is None:
         return set()
-    return {v for o in state.objects for v in (o.type, o.color) if v}
+    carried = (state.agent or {}).get("carrying") or {}
+    return {v for o in state.objects for v in (o.type, o.color) if v} | \
+        {v for v in (carried.get("type"), carried.get("color")) if v}
 
 
 def _arg_schema(choices: list[str] | str, present: set[str]) -> dict[str, Any]:
