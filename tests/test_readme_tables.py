@@ -34,7 +34,30 @@ def test_readme_tables_are_generated_from_the_committed_results() -> None:
     text = (ROOT / "README.md").read_text()
     want = summary.render_readme(text)
     assert want == text, f"README.md: {REGENERATE}\n{_diff(want, text, 'README.md')}"
-    assert "<!-- results:doorkey -->" in text and "<!-- results:maze -->" in text
+    assert "<!-- results:memory+doorkey:own-view -->" in text and "<!-- results:maze -->" in text
+
+
+def _block_rows(text: str, spec: str) -> list[list[str]]:
+    """The table rows (cells) of the README block `spec`."""
+    body = text.split(f"<!-- results:{spec} -->\n", 1)[1].split(f"<!-- /results:{spec} -->", 1)[0]
+    return [[c.strip() for c in line.strip("|").split("|")] for line in body.splitlines()
+            if line.startswith("| ") and not line.startswith("| agent ")]
+
+
+def test_the_headline_table_holds_own_view_arms_only_and_the_others_sit_below_it() -> None:
+    """Issue 41: no arm of the README's headline comparison reads the simulator's hidden state;
+    the full-grid and privileged arms are in their own table after it, none dropped."""
+    text = (ROOT / "README.md").read_text()
+    headline, below = "memory+doorkey:own-view", "doorkey:privileged"
+    assert text.index(f"<!-- results:{headline} -->") < text.index(f"<!-- results:{below} -->")
+    top, rest = _block_rows(text, headline), _block_rows(text, below)
+    assert {r[1] for r in top} == {"view", "none"}, "a privileged or full arm in the headline table"
+    assert {r[1].split(" ")[0] for r in rest} == {"full", "privileged"}
+    assert {"symbolic-memory", "polar-planner-memory", "ppo-1m", "random"} <= {r[0] for r in top}
+    assert "symbolic" in {r[0] for r in rest} and "symbolic" not in {r[0] for r in top}
+    doorkey = json.loads((ROOT / "evals" / "results" / "doorkey" / "results.json").read_text())
+    shown = {(r[0], r[2]) for r in top + rest}
+    assert all((r["agent"], r["harness"]) in shown for r in doorkey["rows"]), "a doorkey arm in neither table"
 
 
 def test_summary_md_is_generated_and_every_result_follows_the_convention() -> None:
@@ -223,3 +246,33 @@ def test_the_sac_ratio_is_guarded_in_the_committed_summary() -> None:
     guard, = summary.GUARDS
     assert len(rows) == 2 and all(f"(floor {floor} x)" in r[2] for r in rows)
     assert all(r[3] == f"<= {guard.goal(floor)} (floor / {guard.fraction})" for r in rows)
+
+
+def test_merged_blocks_keep_one_information_class_and_show_each_agent_once(tmp_path: Path) -> None:
+    from readme_tables import merged, render_suites
+
+    row = STORED["rows"][0]
+    suites = {
+        "a": [("sym", "privileged"), ("llm", "full"), ("ppo", "view"), ("random", "none")],
+        "b": [("sym-mem", "view"), ("random", "none")],
+    }
+    for name, agents in suites.items():
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "results.json").write_text(json.dumps({
+            **STORED, "missing_cells": [], "created": f"t-{name}",
+            "rows": [{**row, "agent": a, "observes": o, "decides_from": o} for a, o in agents],
+            "totals": [{**STORED["totals"][0], "agent": a} for a, _ in agents]}))
+    own = merged(["b", "a"], "own-view", tmp_path)
+    assert [r["agent"] for r in own["rows"]] == ["sym-mem", "ppo", "random"]  # random once, last
+    assert [t["agent"] for t in own["totals"]] == ["sym-mem", "ppo", "random"]
+    assert own["created"] == "t-b (b), t-a (a)"
+    assert [r["agent"] for r in merged(["a"], "privileged", tmp_path)["rows"]] == ["sym", "llm"]
+    text = "<!-- results:b+a:own-view -->\n<!-- /results:b+a:own-view -->\n"
+    out = render_suites(text, tmp_path)
+    assert "| sym-mem | view | H |" in out and "| sym | " not in out and "| llm | " not in out
+    with pytest.raises(SystemExit, match="unknown part 'mine'"):
+        merged(["a"], "mine", tmp_path)
+    (tmp_path / "old").mkdir()
+    (tmp_path / "old" / "results.json").write_text(json.dumps(STORED))
+    with pytest.raises(SystemExit, match="no `observes` label"):
+        merged(["old"], "own-view", tmp_path)

@@ -151,11 +151,13 @@ class Renderer:
         return cls(planner.messages, planner.template_name, planner.template_hash, paraphrases)
 
     def task_for(self, task: str, key: str) -> str:
-        """The task or one of its phrasings, by episode. A key may hold `{name}` slots (e.g.
+        """The task or one of its phrasings, by episode `key`. A template may hold `{name}` slots (e.g.
         "pick up the {color} box"): they match one word and fill the same slots of the phrasings."""
         options = [task]
-        for key, phrasings in self.paraphrases.items():
-            pattern = "^" + re.sub(r"\\\{(\w+)\\\}", r"(?P<\1>\\w+)", re.escape(key)) + "$"
+        # `template`, not `key`: reusing the parameter's name made every episode of a task hash
+        # the last template, so one phrasing stood for all of them and the mission never trained
+        for template, phrasings in self.paraphrases.items():
+            pattern = "^" + re.sub(r"\\\{(\w+)\\\}", r"(?P<\1>\\w+)", re.escape(template)) + "$"
             if m := re.match(pattern, task):
                 options += [p.format(**m.groupdict()) for p in phrasings]
         return options[int(hashlib.sha256(key.encode()).hexdigest()[:8], 16) % len(options)]

@@ -40,6 +40,19 @@ def world_values(state: SymbolicState | None) -> set[str]:
     return {v for o in state.objects for v in (o.type, o.color) if v}
 
 
+def carried_values(state: SymbolicState | None) -> set[str]:
+    """The carried object's type and colour: it is in no cell, so not in `objects`."""
+    carried = ((state.agent or {}).get("carrying") if state is not None else None) or {}
+    return {v for v in (carried.get("type"), carried.get("color")) if v}
+
+
+def acts_on_carried(skill: SkillInfo) -> bool:
+    """A skill whose precondition is carrying its own argument (drop): its call names the
+    carried object. Narrowed to the cells' objects alone, drop could not name the carried key
+    and was forced to name the box (issue 41's loops); goto or pickup never name it."""
+    return any(p.startswith("carrying(") and "{" in p for p in skill.preconditions)
+
+
 def _arg_schema(choices: list[str] | str, present: set[str]) -> dict[str, Any]:
     if isinstance(choices, str):  # a type name, not a list of choices
         return {"type": {"int": "integer", "float": "number", "bool": "boolean"}.get(choices, "string")}
@@ -91,8 +104,8 @@ def finish_schema(reason: bool = False) -> dict[str, Any]:
 def decision_schema(skills: list[SkillInfo], mode: str, *, state: SymbolicState | None = None,
                     reason: bool = False) -> dict[str, Any]:
     """The `{"decision": ...}` envelope's schema for `mode` (skill | plan | code | auto)."""
-    present = world_values(state)
-    calls = [skill_call_schema(s, present, reason) for s in skills]
+    present, carried = world_values(state), carried_values(state)
+    calls = [skill_call_schema(s, present | carried if acts_on_carried(s) else present, reason) for s in skills]
     options: list[dict[str, Any]] = []
     if mode in ("skill", "auto"):
         options += calls

@@ -204,3 +204,20 @@ def test_memory_mode_prompt_shows_the_remembered_map_and_its_predicates():
                                        ctx.symbolic, "memory")
     assert variables["observation"] == ctx.observation and variables["observation_mode"] == "memory"
     assert {s.name for s in ctx.skills} >= {"explore", "goto"}
+
+
+def test_the_memory_goto_requires_its_object_so_the_served_schema_never_leaves_it_out():
+    """goto over the memory refuses a call without an object, like the shipped goto; its manifest
+    says so, so the decision schema a planner is served requires `object` in every form of the
+    call (optional, it let a trained planner reply `goto(color=blue)` 28 times in 15 episodes)."""
+    from polar.agent.context import skill_info
+    from polar.planners.schema import decision_schema
+
+    goto = _memory_library().get("goto")
+    assert goto.parameters["object"].required
+    info = skill_info(goto)
+    assert "object" not in info.optional
+    schema = decision_schema([info], "skill")
+    call = schema["properties"]["decision"]["anyOf"][0]
+    forms = call["properties"]["args"].get("anyOf", [call["properties"]["args"]])
+    assert forms and all("object" in f["required"] for f in forms)

@@ -121,3 +121,19 @@ def test_the_same_teacher_episodes_always_give_the_same_dataset(tmp_path):
                       paraphrases=read_paraphrases(phrasings))
         datasets.append([ex.messages for ex in read_split(tmp_path / f"d{i}")])
     assert datasets[0] and datasets[0] == datasets[1] == datasets[2]
+
+
+def test_episodes_of_one_task_are_rendered_with_every_phrasing_the_mission_included():
+    """The phrasing follows each episode's own key. A regression: the loop over the paraphrase
+    templates reused the key's name, so every episode hashed the last template and one task
+    trained on a single phrasing, never its mission (issue 41's loops: the student met the
+    mission first at evaluation)."""
+    from polar.planners.dataset import Renderer, read_paraphrases
+
+    paraphrases = read_paraphrases(REPO / "evals" / "planner-training" / "paraphrases.yaml")
+    renderer = Renderer(lambda ctx: [], "t", "h", paraphrases)
+    for mission, n_phrasings in (("pick up the blue box", 8), (TASK, 5)):
+        chosen = {renderer.task_for(mission, f"{seed}|{mission}") for seed in range(200)}
+        assert mission in chosen
+        assert len(chosen) == n_phrasings, chosen
+    assert renderer.task_for("pick up the red box", "7|x") == renderer.task_for("pick up the red box", "7|x")

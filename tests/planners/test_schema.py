@@ -43,6 +43,24 @@ def test_the_state_narrows_arguments_to_what_the_world_holds():
     assert args == {"shade": {"enum": ["light", "dark"]}, "n": {"type": "integer"}}
 
 
+def test_the_carried_object_is_a_value_the_world_holds():
+    """Issue 41's loops: the carried key is in no cell, so not in `objects`; the schema must still
+    let `drop` name it (narrowed to the cells' objects, it allowed only the box in UnlockPickup),
+    and only the skills that act on what is carried."""
+    objects = {"object": ["key", "ball", "box"], "color": ["grey", "yellow", "red"]}
+    drop = SkillInfo(name="drop", description="drop", parameters=objects, preconditions=["carrying({object},{color})"])
+    pickup = SkillInfo(name="pickup", description="pick up", parameters=objects,
+                       preconditions=["not carrying(any,any)", "facing({object},{color})"])
+    carrying = SymbolicState(objects=[SymbolicObject(type="box", color="grey"), SymbolicObject(type="door", color="yellow")],
+                             agent={"carrying": {"type": "key", "color": "red"}})
+    d, p = (o["properties"]["args"]["properties"] for o in _options(decision_schema([drop, pickup], "skill", state=carrying))[:2])
+    assert d["object"]["enum"] == ["key", "box"] and d["color"]["enum"] == ["grey", "yellow", "red"]
+    assert p["object"]["enum"] == ["box"] and p["color"]["enum"] == ["grey", "yellow"]  # what it carries is no target
+    empty_handed = carrying.model_copy(update={"agent": {"carrying": None}})
+    args = _options(decision_schema([drop], "skill", state=empty_handed))[0]["properties"]["args"]["properties"]
+    assert args["object"]["enum"] == ["box"]
+
+
 def test_modes_offer_their_kinds_and_every_schema_instance_parses():
     kinds = lambda mode: [o["properties"]["kind"]["const"] for o in _options(decision_schema([GOTO], mode))]  # noqa: E731
     assert kinds("skill") == ["skill", "finish"]

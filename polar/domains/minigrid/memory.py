@@ -156,7 +156,10 @@ def memory_skills() -> list[Skill]:
             description="Walk to an object the agent has seen, over the cells it has seen (a planned path; "
                         "observes the agent's memory, not the grid), until it faces the object (stands on "
                         "it, for the goal). A closed door stays closed (toggle or unlock it first).",
-            parameters={"object": {"choices": list(OBJECT_TYPES), "description": "type of the object"},
+            # `object` required, as in the shipped goto: goto_step refuses a call without one, and
+            # an optional one let the served schema accept `goto(color=C)` (issue 41's loops)
+            parameters={"object": {"choices": list(OBJECT_TYPES), "description": "type of the object",
+                                   "required": True},
                         "color": color, **cell},
             preconditions=["reachable({object},{color},{x},{y})"],
             effects=["facing({object},{color},{x},{y})", "at({object})"],
