@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture
-def project(tmp_path: Path) -> Path:
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A folder of files that name each other by relative paths, and an unrelated cwd."""
     p = tmp_path / "project"
     shutil.copytree(ROOT / "harnesses" / "keydoor", p / "evals" / "games" / "keydoor",
@@ -41,7 +41,7 @@ seeds: [0]
 episodes: 1
 """)
     (tmp_path / "elsewhere").mkdir()
-    os.chdir(tmp_path / "elsewhere")
+    monkeypatch.chdir(tmp_path / "elsewhere")  # restored after the test: later tests open `SkillLibrary()` from the cwd
     return p
 
 
