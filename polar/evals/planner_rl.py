@@ -25,7 +25,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from polar.config import StrictModel
 from polar.evals.improve import (
@@ -80,6 +80,25 @@ class RLConfig(StrictModel):
     port: int = Field(default=8017, ge=1, le=65535)
     threads: int | None = Field(default=None, ge=1, description="The model server's CPU threads.")
     max_decisions: int = Field(default=20, ge=1)
+    engine: Literal["llamacpp", "llama-server"] | None = Field(
+        default=None, description="The model server's engine (default: the profile's, llama-cpp-python's server, "
+        "one decision at a time).")
+    parallel: int = Field(default=1, ge=1, le=64, description=(
+        "llama-server's slots (engine: llama-server): this many sampled episodes play at once (a group's G "
+        "together when parallel >= group_size), and this many of an evaluation cell's episodes."))
+
+    @model_validator(mode="after")
+    def _slots_need_llama_server(self) -> RLConfig:
+        if self.parallel > 1 and self.engine != "llama-server":
+            raise ValueError(f"parallel: {self.parallel} needs engine: llama-server (llama-cpp-python's server "
+                             f"answers one request at a time), not {self.engine or 'the profile default'}")
+        return self
+
+    def dumped(self) -> dict[str, Any]:
+        """The config as the run folder records it: `engine` and `parallel` only when set, so a
+        run started before they existed resumes."""
+        unset = {k for k, v in (("engine", self.engine is None), ("parallel", self.parallel == 1)) if v}
+        return self.model_dump(mode="json", exclude={"iterations"} | unset)
 
 
 # --- the curriculum ---------------------------------------------------------------------------------------
@@ -168,7 +187,7 @@ class RLRun(StagedRun):
     """One run folder: its config, what finished (state.json, `polar.evals.stages`), and the stages."""
 
     def __init__(self, cfg: RLConfig, out: str | Path, progress: bool = True) -> None:
-        super().__init__(out, cfg.model_dump(mode="json", exclude={"iterations"}), cfg.model)
+        super().__init__(out, cfg.dumped(), cfg.model)
         self.cfg, self.progress = cfg, progress
         self._tok: Any = None
 
@@ -176,7 +195,8 @@ class RLRun(StagedRun):
         c = self.cfg
         return ImproveConfig(model=c.model, name=c.name, profile=c.profile, observation=c.observation, tasks=c.tasks,
                              eval_tasks=c.eval_tasks, eval_seeds=c.eval_seeds, eval_episodes=c.eval_episodes,
-                             port=c.port, threads=c.threads, max_decisions=c.max_decisions, seed=c.seed)
+                             port=c.port, threads=c.threads, max_decisions=c.max_decisions, seed=c.seed,
+                             engine=c.engine, parallel=c.parallel)
 
     def tokenizer(self) -> Any:
         if self._tok is None:
@@ -232,7 +252,8 @@ class RLRun(StagedRun):
 
                 check_tokenizer(self.tokenizer(), ServerTokenizer(server.api_base).tokenize)
                 probe = {"tokenizer_probe": "equal", "probe_tokens": len(self.tokenizer()(TOKENIZER_PROBE)["input_ids"])}
-            summary = run_cells(suite, d, workers=0, progress=self.progress,
+            # one agent (g0, g1, ...) per episode of a group, so `parallel` slots play that many cells at once
+            summary = run_cells(suite, d, workers=0, progress=self.progress, cells_at_once=cfg.parallel,
                                 only=lambda c: c.seed - base < draws[c.harness])
             server_cpu = _server_cpu(server.host, server.port)
         finally:
@@ -253,7 +274,8 @@ class RLRun(StagedRun):
             "env_steps": sum(e.env_steps for e in episodes), "decisions": sum(len(e.decisions) for e in episodes),
             "prompt_tokens": sum(e.prompt_tokens for e in episodes),
             "completion_tokens": sum(e.completion_tokens for e in episodes), "wall_s": wall,
-            "cpu_s": _cpu_s() - cpu0 + server_cpu, **probe}
+            "cpu_s": _cpu_s() - cpu0 + server_cpu, "engine": server.engine or "llamacpp", "lanes": cfg.parallel,
+            **probe}
         info["sampled_tokens_per_s"] = info["completion_tokens"] / max(wall, 1e-9)
         if cfg.arm == "grpo":
             from polar.llm.rl import write_rollouts

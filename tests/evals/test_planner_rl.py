@@ -130,6 +130,24 @@ def test_the_shipped_recipes_load_and_a_changed_config_is_refused_on_resume(tmp_
         RLRun(grpo.model_copy(update={"temperature": 0.3}), tmp_path)
 
 
+def test_concurrent_sampling_is_a_recipe_setting_that_leaves_old_runs_resumable(tmp_path: Path) -> None:
+    grpo = load_yaml(REPO / "evals" / "planner-training" / "rl.yaml", RLConfig)
+    # the defaults (one decision at a time, the profile's engine) are not in the recorded config,
+    # so a run folder started before the settings existed resumes
+    assert "engine" not in grpo.dumped() and "parallel" not in grpo.dumped()
+    RLRun(grpo, tmp_path, progress=False).finish(0, "prepare", {"start_checkpoint": None, "wall_s": 0.0})
+    RLRun(grpo.model_copy(update={"engine": None, "parallel": 1}), tmp_path)
+    slots = grpo.model_copy(update={"engine": "llama-server", "parallel": 4})
+    assert slots.dumped()["parallel"] == 4 and slots.dumped()["engine"] == "llama-server"
+    with pytest.raises(ConfigError, match="holds a run with another config"):
+        RLRun(slots, tmp_path)
+    # the served model gets the engine and the slots (sampling and the evaluations)
+    server = RLRun(slots, tmp_path / "other").improve_cfg()
+    assert (server.engine, server.parallel) == ("llama-server", 4)
+    with pytest.raises(ValueError, match="parallel: 4 needs engine: llama-server"):
+        RLConfig.model_validate(grpo.model_dump() | {"parallel": 4})
+
+
 # --- a real run, killed and resumed ------------------------------------------------------------------------
 
 
