@@ -26,7 +26,13 @@ from polar.llm.budget import Budget
 from polar.llm.cache import ReplayCache, cache_key
 from polar.llm.record import CallRecord, CallRecorder
 from polar.llm.settings import LLMSettings
-from polar.llm.tokens import ServerTokenizer, TokenizerError, Vocabulary, compact_logprobs, logprob_ids
+from polar.llm.tokens import (
+    ServerTokenizer,
+    TokenizerError,
+    Vocabulary,
+    compact_logprobs,
+    logprob_ids,
+)
 
 _litellm: Any = None
 
