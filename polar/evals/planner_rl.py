@@ -233,6 +233,8 @@ class RLRun(StagedRun):
                            random.Random(1_000_003 * cfg.seed + it))
         model = self.model_before(it)
         overrides = _planner_overrides(self.improve_cfg(), model, cfg.temperature, d / "calls.jsonl", True)
+        if cfg.engine == "llama-server":  # else concurrent requests come back alike (polar.llm.settings)
+            overrides["seed_per_call"] = True
         base = (1000 * cfg.seed + it) * 10  # suite seeds: start states eval_seed + 1000 * seed, distinct per run and iteration
         drawn = [h for h in cfg.tasks if h.label in draws]
         suite = {"name": f"{cfg.name}-sample-{it}", "episodes": 1, "eval_seed": SAMPLE_SEED, "workers": 0, "trace": 0,

@@ -261,6 +261,8 @@ class LLMClient:
         s = self.settings
         messages = self.prepare_messages(messages)
         params = self.params(response_format)
+        if s.seed_per_call:  # recorded with the call's params (and so in its cache key)
+            params["seed"] = random.SystemRandom().randrange(2**31)
         key = cache_key(self.cache_model, messages, params)
         call_id = uuid.uuid4().hex[:16]
         t0 = time.perf_counter()

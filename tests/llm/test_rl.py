@@ -258,7 +258,7 @@ def test_llama_server_samples_concurrently_and_the_trainer_scores_exactly_its_id
     server = ServerSettings(model="smollm2-135m", engine="llama-server", parallel=2, port=free_port(), threads=1,
                             n_ctx=512)
     settings = LLMSettings(model="openai/smollm2-135m", api_base=server.api_base, server=server, logprobs=True,
-                           top_logprobs=1, tokenizer="server", temperature=1.0, max_tokens=48)
+                           top_logprobs=1, tokenizer="server", temperature=1.0, max_tokens=48, seed_per_call=True)
     messages = [{"role": "system", "content": "You plan. Reply with one JSON decision."},
                 {"role": "user", "content": "Goal: at(goal). Skills: goto(color, object), toggle(). Decide."}]
     schema = {"type": "json_object", "schema": decision_json_schema()}
@@ -272,6 +272,10 @@ def test_llama_server_samples_concurrently_and_the_trainer_scores_exactly_its_id
         stop(server.host, server.port)
     calls = read_records(tmp_path / "calls.jsonl")
     assert len(calls) == 2  # one whole line each, though two recorders wrote at once
+    # each request its own sampler seed, recorded (llama-server samples concurrent equal prompts alike)
+    seeds = [c.params["seed"] for c in calls]
+    assert all(isinstance(x, int) for x in seeds) and seeds[0] != seeds[1]
+    assert "seed_per_call" not in LLMSettings(model="m").model_dump() and settings.model_dump()["seed_per_call"]
     for call in calls:
         ids = [t["id"] for t in call.logprobs["content"]]
         assert call.token_ids == ids and call.token_ids_source == "sampled" and call.token_ids_match, call
