@@ -67,7 +67,7 @@ class RLConfig(StrictModel):
     groups: int = Field(default=2, ge=1, description="Groups per iteration, their tasks drawn by the curriculum.")
     temperature: float = Field(default=1.0, gt=0, le=2)
     reward: Literal["success", "return"] = "success"
-    shaping: float = Field(default=0.0, ge=0, description="Per-decision shaping from predicate progress (0: off): this times the number of predicates a decision made true for the first time in its episode, added to its advantage.")
+    shaping: float = Field(default=0.0, ge=0, description="Per-decision shaping from predicate progress (0: off): this times the number of predicates a decision made true for the first time in its episode, added to its advantage. With shaping on, a group whose rewards are all equal is kept with advantage 0, so that its decisions' progress still carries a gradient.")
     curriculum: Curriculum = Field(default_factory=Curriculum)
     grpo: GRPOConfig = Field(default_factory=GRPOConfig)
     finetune: dict[str, Any] = Field(default_factory=dict, description="filtered-sft arm: FinetuneConfig fields of each iteration's fine-tune.")
@@ -162,8 +162,15 @@ def build_rollouts(episodes: list[Any], calls: dict[str, Any], tok: Any, cfg: RL
         adv = group_advantages([episode_reward(r, cfg.reward) for r in recs])
         if adv is None:
             counts["groups_dropped_zero_std"] += 1
-            continue
-        counts["groups_used"] += 1
+            if not cfg.shaping:
+                continue
+            # equal rewards (e.g. no episode solved): the episodes' advantage is 0, and only the
+            # shaping of the decisions that made progress carries a gradient
+            adv, shaping_only = [0.0] * len(recs), True
+            counts["groups_shaping_only"] += 1
+        else:
+            shaping_only = False
+            counts["groups_used"] += 1
         for rec, a in zip(recs, adv, strict=True):
             progress = predicate_progress(rec) if cfg.shaping else [0] * len(rec.decisions)
             for d, p in zip(rec.decisions, progress, strict=True):
@@ -171,6 +178,9 @@ def build_rollouts(episodes: list[Any], calls: dict[str, Any], tok: Any, cfg: RL
                     call = calls.get(c.call_id or "")
                     if call is None:
                         counts["calls_not_in_record"] += 1
+                        continue
+                    if shaping_only and p == 0:  # no advantage: only the KL term would move it
+                        counts["calls_without_progress"] += 1
                         continue
                     r = rollout_from_call(tok, call, a + cfg.shaping * p, group=key, episode_id=rec.episode_id)
                     if r is None:

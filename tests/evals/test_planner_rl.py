@@ -112,6 +112,14 @@ def test_groups_become_advantages_and_zero_std_groups_are_dropped_and_counted() 
     shaped = [_episode(0, 7, True, ["a1", "a2"], preds=[([], ["p"]), (["p"], ["p", "q", "r"])]), _episode(1, 7, False, ["b1"])]
     rollouts, _ = build_rollouts(shaped, calls, tok, cfg.model_copy(update={"shaping": 0.1}))
     assert [round(r.advantage, 6) for r in rollouts] == [1.1, 1.2, -1.0]
+    # a group with equal rewards (none solved): with shaping on, its decisions that made progress
+    # still carry their shaping (the episodes' advantage 0); those that made none are left out
+    failed = [_episode(0, 9, False, ["a1", "a2"], preds=[([], ["p"]), (["p"], ["p"])]),
+              _episode(1, 9, False, ["b1"], preds=[([], ["p", "q"])])]
+    rollouts, counts = build_rollouts(failed, calls, tok, cfg.model_copy(update={"shaping": 0.1}))
+    assert [(r.call_id, round(r.advantage, 6)) for r in rollouts] == [("a1", 0.1), ("b1", 0.2)]
+    assert counts == {"groups_dropped_zero_std": 1, "groups_shaping_only": 1, "calls_without_progress": 1}
+    assert build_rollouts(failed, calls, tok, cfg) == ([], {"groups_dropped_zero_std": 1})  # shaping off: dropped
 
 
 def test_the_shipped_recipes_load_and_a_changed_config_is_refused_on_resume(tmp_path: Path) -> None:
