@@ -53,6 +53,20 @@ def run_arm(recipe: Any, lanes: int, out: Path) -> dict[str, Any]:
     return arm
 
 
+def figures(d: dict[str, Any]) -> list[Figure]:
+    """Decisions/s and sampled tokens/s per arm, and the ratio of the most lanes to the fewest."""
+    arms = d["arms"]
+    one, top = min(arms, key=lambda a: a["lanes"]), max(arms, key=lambda a: a["lanes"])
+    figs = [Figure(f"{d['model']}, one RL iteration's sampling, {a['lanes']} episode(s) at a time: decisions/s",
+                   round(a["decisions"] / a["wall_s"], 3), "decisions/s") for a in arms]
+    figs += [Figure(f"{d['model']}, {a['lanes']} episode(s) at a time: sampled tokens/s",
+                    round(a["completion_tokens"] / a["wall_s"], 2), "tokens/s") for a in arms]
+    figs.append(Figure(f"sampling decisions/s, {top['lanes']} episodes at a time / {one['lanes']} at a time "
+                       "(2 cores: <= 2x expected)",
+                       round((top["decisions"] / top["wall_s"]) / (one["decisions"] / one["wall_s"]), 2), "x"))
+    return figs
+
+
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("recipe", help="a `polar llm rl` recipe (its model, tasks, groups, G, temperature, threads)")
@@ -79,13 +93,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
          "group_size": recipe.group_size, "groups": recipe.groups, "temperature": recipe.temperature,
          "max_decisions": recipe.max_decisions, "server_threads": recipe.threads, "loadavg_before": load_before,
          "loadavg_after": [round(x, 2) for x in os.getloadavg()], "arms": arms}
-    one, top = min(arms, key=lambda a: a["lanes"]), max(arms, key=lambda a: a["lanes"])
-    figs = [Figure(f"{recipe.model}, one RL iteration's sampling, {a['lanes']} episode(s) at a time: decisions/s",
-                   round(a["decisions_per_s"], 3), "decisions/s") for a in arms]
-    figs += [Figure(f"{recipe.model}, {a['lanes']} episode(s) at a time: sampled tokens/s",
-                    round(a["sampled_tokens_per_s"], 2), "tokens/s") for a in arms]
-    figs.append(Figure(f"decisions/s, {top['lanes']} at a time / 1 at a time (2 cores: <= 2x expected)",
-                       round(top["decisions_per_s"] / one["decisions_per_s"], 2), "x"))
+    figs = figures(d)
     for f in figs:
         print(f"{f.what}: {f.value} {f.unit}")
     if not args.no_write:
