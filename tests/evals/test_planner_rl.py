@@ -122,15 +122,15 @@ def test_groups_become_advantages_and_zero_std_groups_are_dropped_and_counted() 
     assert build_rollouts(failed, calls, tok, cfg) == ([], {"groups_dropped_zero_std": 1})  # shaping off: dropped
 
 
-def test_the_shipped_recipes_load_and_a_changed_config_is_refused_on_resume(tmp_path: Path) -> None:
-    for name in ("rl.yaml", "rl-filtered-sft.yaml"):
-        load_yaml(REPO / "evals" / "planner-training" / name, RLConfig)
-    grpo = load_yaml(REPO / "evals" / "planner-training" / "rl.yaml", RLConfig)
-    base = load_yaml(REPO / "evals" / "planner-training" / "rl-filtered-sft.yaml", RLConfig)
-    # the two arms differ only in the update: same start, tasks, groups and episodes
-    same = {"model", "tasks", "group_size", "groups", "temperature", "reward", "seed", "max_decisions", "eval_tasks"}
+@pytest.mark.parametrize("pair", [("rl.yaml", "rl-filtered-sft.yaml"), ("rl-seed2.yaml", "rl-seed2-filtered-sft.yaml")])
+def test_the_shipped_recipes_load_and_a_changed_config_is_refused_on_resume(tmp_path: Path, pair) -> None:  # noqa: ANN001
+    grpo = load_yaml(REPO / "evals" / "planner-training" / pair[0], RLConfig)
+    base = load_yaml(REPO / "evals" / "planner-training" / pair[1], RLConfig)
+    # the two arms differ only in the update: same start, tasks, groups, episodes and serving
+    same = {"model", "tasks", "group_size", "groups", "temperature", "reward", "seed", "max_decisions", "eval_tasks",
+            "eval_episodes", "engine", "parallel", "threads", "iterations"}
     assert {k: getattr(grpo, k) for k in same} == {k: getattr(base, k) for k in same}
-    assert (grpo.arm, base.arm) == ("grpo", "filtered-sft")
+    assert (grpo.arm, base.arm) == ("grpo", "filtered-sft") and grpo.port != base.port
     run = RLRun(grpo, tmp_path, progress=False)
     run.finish(0, "prepare", {"start_checkpoint": None, "wall_s": 0.0})
     RLRun(grpo.model_copy(update={"iterations": 99}), tmp_path)  # more iterations: fine
