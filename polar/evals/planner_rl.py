@@ -367,8 +367,7 @@ class RLRun(StagedRun):
         """The iteration's table row (and metrics.jsonl / TensorBoard row)."""
         s, u, c = self.done(it, "sample"), self.done(it, "update"), self.done(it, "convert")
         before = [self.done(j, "sample") for j in range(1, it + 1)]
-        walls = [sum(x["wall_s"] for x in (self.done(j, st) or {"wall_s": 0.0} for st in ("sample", "update", "convert", "eval")))
-                 for j in range(1, it + 1)]
+        walls = [sum(_wall_s(self.done(j, st)) for st in ("sample", "update", "convert", "eval")) for j in range(1, it + 1)]
         ev = self.done(it, "eval")
         return {"iteration": it, "env_steps": sum(b["env_steps"] for b in before if b),
                 "episodes_total": sum(b["episodes"] for b in before if b), "wall_total_s": sum(walls),
@@ -421,6 +420,13 @@ class RLRun(StagedRun):
                "prepare": self.done(0, "prepare")}
         atomic_write(self.out / "results.json", json.dumps(res, indent=1))
         return res
+
+
+def _wall_s(record: dict[str, Any] | None) -> float:
+    """A finished stage's wall time (an evaluation keeps it in its `cost`); 0 for a stage not run."""
+    if record is None:
+        return 0.0
+    return float(record["wall_s"] if "wall_s" in record else record.get("cost", {}).get("wall_s", 0.0))
 
 
 COLUMNS = [("iteration", "iter", "{:>4}"), ("episodes_total", "episodes", "{:>8}"), ("success", "success", "{:>7.2f}"),

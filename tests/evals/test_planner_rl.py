@@ -262,3 +262,19 @@ def test_finished_stages_are_not_run_again_and_a_row_written_before_a_kill_is_no
     assert list((tmp_path / "tb").glob("events.out.tfevents.*"))
     RLRun(cfg, tmp_path, progress=False).run()  # everything logged: nothing happens
     assert len((tmp_path / "metrics.jsonl").read_text().splitlines()) == 1
+
+
+def test_an_iteration_with_an_evaluation_is_logged_with_its_wall_time(tmp_path: Path) -> None:
+    """The evaluation's record keeps its wall time in `cost`: the row adds it to the total and
+    shows the held-out success (a run once stopped at this row with a KeyError)."""
+    cfg = RLConfig(model="no-such-model", name="t", tasks=[{"id": "minigrid:MiniGrid-DoorKey-5x5-v0"}], iterations=1,
+                   eval_tasks=[{"id": "minigrid:MiniGrid-DoorKey-5x5-v0"}], eval_every=1)
+    run = RLRun(cfg, tmp_path, progress=False)
+    run.finish(0, "prepare", {"start_checkpoint": None, "wall_s": 1.0})
+    run.finish(1, "sample", {"model": "no-such-model", "per_task": {"DoorKey-5x5": [1, 2]}, "episodes": 2, "success": 0.5,
+                             "mean_return": 0.4, "env_steps": 30, "sampled_tokens_per_s": 3.0, "wall_s": 10.0})
+    run.finish(1, "update", {"steps": 2, "kl": 0.01, "tokens_per_s": 50.0, "wall_s": 5.0, "adapter": "a"})
+    run.finish(1, "convert", {"model": "m.gguf", "wall_s": 2.0})
+    run.finish(1, "eval", {"rows": [], "success": 0.25, "cost": {"wall_s": 8.0}})
+    row = RLRun(cfg, tmp_path, progress=False).run()["rows"][0]
+    assert row["wall_total_s"] == 25.0 and row["eval_success"] == 0.25
