@@ -53,6 +53,15 @@ class ImproveConfig(StrictModel):
     port: int = Field(default=8013, ge=1, le=65535)
     threads: int | None = Field(default=None, ge=1, description="The model server's CPU threads (default: all cores but one).")
     max_decisions: int = Field(default=20, ge=1)
+    engine: Literal["llamacpp", "llama-server"] | None = Field(
+        default=None, description="The model server's engine (default: the profile's, llama-cpp-python's server).")
+    parallel: int = Field(default=1, ge=1, le=64, description=(
+        "llama-server's slots (engine: llama-server): this many of a cell's episodes play at once."))
+
+    def unset_serving(self) -> set[str]:
+        """`engine` and `parallel` when at their defaults: left out of a dumped config, so the keys
+        and configs of runs made before the fields existed stay the same."""
+        return {k for k, v in (("engine", self.engine is None), ("parallel", self.parallel == 1)) if v}
 
 
 def _planner_overrides(cfg: ImproveConfig, model_ref: str, temperature: float, record: Path,
@@ -67,6 +76,10 @@ def _planner_overrides(cfg: ImproveConfig, model_ref: str, temperature: float, r
     server = base.server.model_dump(mode="json") | {"model": model_ref, "port": cfg.port}
     if cfg.threads is not None:
         server["threads"] = cfg.threads
+    if cfg.engine is not None:
+        server["engine"] = cfg.engine
+    if cfg.parallel > 1:
+        server["parallel"] = cfg.parallel
     out = {"model": f"openai/{entry.name}", "server": server, "temperature": temperature,
            "observation": cfg.observation, "record_path": str(record), "cache_dir": None}
     # sampled episodes become training data: keep the profile's log-probs (the sampled token ids
@@ -197,8 +210,9 @@ def _key(cfg: ImproveConfig, r: int, model: str) -> str:
     """What a round's result depends on: the config and the model it starts from."""
     import hashlib
 
-    # `skills` enters only when set, so the keys of rounds run before it existed stay the same
-    config = cfg.model_dump(mode="json", exclude={"skills"} if cfg.skills is None else None)
+    # `skills` (and the serving fields) enter only when set, so the keys of rounds run before
+    # they existed stay the same
+    config = cfg.model_dump(mode="json", exclude=({"skills"} if cfg.skills is None else set()) | cfg.unset_serving())
     blob = json.dumps({"config": config, "round": r, "model": model}, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 

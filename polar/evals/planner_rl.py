@@ -25,7 +25,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from polar.config import StrictModel
 from polar.evals.improve import (
@@ -67,7 +67,7 @@ class RLConfig(StrictModel):
     groups: int = Field(default=2, ge=1, description="Groups per iteration, their tasks drawn by the curriculum.")
     temperature: float = Field(default=1.0, gt=0, le=2)
     reward: Literal["success", "return"] = "success"
-    shaping: float = Field(default=0.0, ge=0, description="Per-decision shaping from predicate progress (0: off): this times the number of predicates a decision made true for the first time in its episode, added to its advantage.")
+    shaping: float = Field(default=0.0, ge=0, description="Per-decision shaping from predicate progress (0: off): this times the number of predicates a decision made true for the first time in its episode, added to its advantage. With shaping on, a group whose rewards are all equal is kept with advantage 0, so that its decisions' progress still carries a gradient.")
     curriculum: Curriculum = Field(default_factory=Curriculum)
     grpo: GRPOConfig = Field(default_factory=GRPOConfig)
     finetune: dict[str, Any] = Field(default_factory=dict, description="filtered-sft arm: FinetuneConfig fields of each iteration's fine-tune.")
@@ -80,6 +80,25 @@ class RLConfig(StrictModel):
     port: int = Field(default=8017, ge=1, le=65535)
     threads: int | None = Field(default=None, ge=1, description="The model server's CPU threads.")
     max_decisions: int = Field(default=20, ge=1)
+    engine: Literal["llamacpp", "llama-server"] | None = Field(
+        default=None, description="The model server's engine (default: the profile's, llama-cpp-python's server, "
+        "one decision at a time).")
+    parallel: int = Field(default=1, ge=1, le=64, description=(
+        "llama-server's slots (engine: llama-server): this many sampled episodes play at once (a group's G "
+        "together when parallel >= group_size), and this many of an evaluation cell's episodes."))
+
+    @model_validator(mode="after")
+    def _slots_need_llama_server(self) -> RLConfig:
+        if self.parallel > 1 and self.engine != "llama-server":
+            raise ValueError(f"parallel: {self.parallel} needs engine: llama-server (llama-cpp-python's server "
+                             f"answers one request at a time), not {self.engine or 'the profile default'}")
+        return self
+
+    def dumped(self) -> dict[str, Any]:
+        """The config as the run folder records it: `engine` and `parallel` only when set, so a
+        run started before they existed resumes."""
+        unset = {k for k, v in (("engine", self.engine is None), ("parallel", self.parallel == 1)) if v}
+        return self.model_dump(mode="json", exclude={"iterations"} | unset)
 
 
 # --- the curriculum ---------------------------------------------------------------------------------------
@@ -143,8 +162,15 @@ def build_rollouts(episodes: list[Any], calls: dict[str, Any], tok: Any, cfg: RL
         adv = group_advantages([episode_reward(r, cfg.reward) for r in recs])
         if adv is None:
             counts["groups_dropped_zero_std"] += 1
-            continue
-        counts["groups_used"] += 1
+            if not cfg.shaping:
+                continue
+            # equal rewards (e.g. no episode solved): the episodes' advantage is 0, and only the
+            # shaping of the decisions that made progress carries a gradient
+            adv, shaping_only = [0.0] * len(recs), True
+            counts["groups_shaping_only"] += 1
+        else:
+            shaping_only = False
+            counts["groups_used"] += 1
         for rec, a in zip(recs, adv, strict=True):
             progress = predicate_progress(rec) if cfg.shaping else [0] * len(rec.decisions)
             for d, p in zip(rec.decisions, progress, strict=True):
@@ -152,6 +178,9 @@ def build_rollouts(episodes: list[Any], calls: dict[str, Any], tok: Any, cfg: RL
                     call = calls.get(c.call_id or "")
                     if call is None:
                         counts["calls_not_in_record"] += 1
+                        continue
+                    if shaping_only and p == 0:  # no advantage: only the KL term would move it
+                        counts["calls_without_progress"] += 1
                         continue
                     r = rollout_from_call(tok, call, a + cfg.shaping * p, group=key, episode_id=rec.episode_id)
                     if r is None:
@@ -168,7 +197,7 @@ class RLRun(StagedRun):
     """One run folder: its config, what finished (state.json, `polar.evals.stages`), and the stages."""
 
     def __init__(self, cfg: RLConfig, out: str | Path, progress: bool = True) -> None:
-        super().__init__(out, cfg.model_dump(mode="json", exclude={"iterations"}), cfg.model)
+        super().__init__(out, cfg.dumped(), cfg.model)
         self.cfg, self.progress = cfg, progress
         self._tok: Any = None
 
@@ -176,7 +205,8 @@ class RLRun(StagedRun):
         c = self.cfg
         return ImproveConfig(model=c.model, name=c.name, profile=c.profile, observation=c.observation, tasks=c.tasks,
                              eval_tasks=c.eval_tasks, eval_seeds=c.eval_seeds, eval_episodes=c.eval_episodes,
-                             port=c.port, threads=c.threads, max_decisions=c.max_decisions, seed=c.seed)
+                             port=c.port, threads=c.threads, max_decisions=c.max_decisions, seed=c.seed,
+                             engine=c.engine, parallel=c.parallel)
 
     def tokenizer(self) -> Any:
         if self._tok is None:
@@ -213,6 +243,8 @@ class RLRun(StagedRun):
                            random.Random(1_000_003 * cfg.seed + it))
         model = self.model_before(it)
         overrides = _planner_overrides(self.improve_cfg(), model, cfg.temperature, d / "calls.jsonl", True)
+        if cfg.engine == "llama-server":  # else concurrent requests come back alike (polar.llm.settings)
+            overrides["seed_per_call"] = True
         base = (1000 * cfg.seed + it) * 10  # suite seeds: start states eval_seed + 1000 * seed, distinct per run and iteration
         drawn = [h for h in cfg.tasks if h.label in draws]
         suite = {"name": f"{cfg.name}-sample-{it}", "episodes": 1, "eval_seed": SAMPLE_SEED, "workers": 0, "trace": 0,
@@ -232,7 +264,8 @@ class RLRun(StagedRun):
 
                 check_tokenizer(self.tokenizer(), ServerTokenizer(server.api_base).tokenize)
                 probe = {"tokenizer_probe": "equal", "probe_tokens": len(self.tokenizer()(TOKENIZER_PROBE)["input_ids"])}
-            summary = run_cells(suite, d, workers=0, progress=self.progress,
+            # one agent (g0, g1, ...) per episode of a group, so `parallel` slots play that many cells at once
+            summary = run_cells(suite, d, workers=0, progress=self.progress, cells_at_once=cfg.parallel,
                                 only=lambda c: c.seed - base < draws[c.harness])
             server_cpu = _server_cpu(server.host, server.port)
         finally:
@@ -253,7 +286,8 @@ class RLRun(StagedRun):
             "env_steps": sum(e.env_steps for e in episodes), "decisions": sum(len(e.decisions) for e in episodes),
             "prompt_tokens": sum(e.prompt_tokens for e in episodes),
             "completion_tokens": sum(e.completion_tokens for e in episodes), "wall_s": wall,
-            "cpu_s": _cpu_s() - cpu0 + server_cpu, **probe}
+            "cpu_s": _cpu_s() - cpu0 + server_cpu, "engine": server.engine or "llamacpp", "lanes": cfg.parallel,
+            **probe}
         info["sampled_tokens_per_s"] = info["completion_tokens"] / max(wall, 1e-9)
         if cfg.arm == "grpo":
             from polar.llm.rl import write_rollouts
@@ -333,8 +367,7 @@ class RLRun(StagedRun):
         """The iteration's table row (and metrics.jsonl / TensorBoard row)."""
         s, u, c = self.done(it, "sample"), self.done(it, "update"), self.done(it, "convert")
         before = [self.done(j, "sample") for j in range(1, it + 1)]
-        walls = [sum(x["wall_s"] for x in (self.done(j, st) or {"wall_s": 0.0} for st in ("sample", "update", "convert", "eval")))
-                 for j in range(1, it + 1)]
+        walls = [sum(_wall_s(self.done(j, st)) for st in ("sample", "update", "convert", "eval")) for j in range(1, it + 1)]
         ev = self.done(it, "eval")
         return {"iteration": it, "env_steps": sum(b["env_steps"] for b in before if b),
                 "episodes_total": sum(b["episodes"] for b in before if b), "wall_total_s": sum(walls),
@@ -387,6 +420,13 @@ class RLRun(StagedRun):
                "prepare": self.done(0, "prepare")}
         atomic_write(self.out / "results.json", json.dumps(res, indent=1))
         return res
+
+
+def _wall_s(record: dict[str, Any] | None) -> float:
+    """A finished stage's wall time (an evaluation keeps it in its `cost`); 0 for a stage not run."""
+    if record is None:
+        return 0.0
+    return float(record["wall_s"] if "wall_s" in record else record.get("cost", {}).get("wall_s", 0.0))
 
 
 COLUMNS = [("iteration", "iter", "{:>4}"), ("episodes_total", "episodes", "{:>8}"), ("success", "success", "{:>7.2f}"),

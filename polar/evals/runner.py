@@ -215,6 +215,7 @@ def run_cells(
     only: Callable[[Cell], bool] | None = None,
     fresh: bool = False,
     profiles: PlannerProfiles | None = None,
+    cells_at_once: int = 1,
 ) -> RunSummary:
     """Run every missing cell of a suite under `out_dir`; return all cell results and which
     cells ran now versus were reused from disk.
@@ -225,6 +226,8 @@ def run_cells(
     checked out), so everything runs again. The suite is resolved once, here (a path or a
     mapping is read and validated; a `Suite` is used as it is), and so is each planner
     profile (`profiles`, shared with the caller's report); both are passed down as objects.
+    `cells_at_once`: in-process, this many cells play at the same time, on threads (e.g. a
+    group's episodes, one agent per cell, against one server with as many slots).
     """
     from polar.evals.preflight import check_suite
 
@@ -262,7 +265,10 @@ def run_cells(
     with hold(servers), _progress(progress) as bar:
         task = bar.add_task(f"{suite.name}: {len(todo)} cells to run, {len(summary.skipped)} done",
                             total=sum(suite.episodes_for(c.agent) for c in todo))
-        if n_workers == 0 or not todo:  # nothing to run: no Ray cluster to start
+        if (n_workers == 0 or not todo) and cells_at_once > 1:
+            _run_threaded(suite, todo, cell_keys, out, cells_at_once, profiles, done, summary,
+                          lambda: bar.advance(task))
+        elif n_workers == 0 or not todo:  # nothing to run: no Ray cluster to start
             for cell in todo:
                 bar.update(task, description=f"{suite.name}: {cell.slug}")
                 done[cell.slug] = res = run_cell(suite, cell, out, lambda: bar.advance(task),
@@ -279,6 +285,26 @@ def run_cells(
             _run_on_ray(suite, todo, cell_keys, out, n_workers, on_cell, profiles)
     summary.results = [done[c.slug] for c in suite.cells() if c.slug in done]
     return summary
+
+
+def _run_threaded(suite: Suite, todo: list[Cell], cell_keys: dict[str, str], out: Path, at_once: int,
+                  profiles: PlannerProfiles, done: dict[str, CellResult], summary: RunSummary,
+                  advance: Callable[[], None]) -> None:
+    """`todo` on `at_once` threads, each cell written as it finishes (a killed run keeps them)."""
+    from concurrent.futures import ThreadPoolExecutor, as_completed
+
+    with ThreadPoolExecutor(max_workers=at_once, thread_name_prefix="polar-cell") as pool:
+        futures = {pool.submit(run_cell, suite, c, out, advance, key=cell_keys[c.slug], profiles=profiles): c
+                   for c in todo}
+        try:
+            for fut in as_completed(futures):
+                res = fut.result()
+                write_cell(out, res)
+                done[res.cell.slug] = res
+                summary.ran.append(res.cell)
+        finally:
+            for fut in futures:  # an error: start no more cells (those running finish theirs)
+                fut.cancel()
 
 
 def clear_cells(out_dir: Path) -> None:

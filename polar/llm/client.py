@@ -26,7 +26,13 @@ from polar.llm.budget import Budget
 from polar.llm.cache import ReplayCache, cache_key
 from polar.llm.record import CallRecord, CallRecorder
 from polar.llm.settings import LLMSettings
-from polar.llm.tokens import ServerTokenizer, TokenizerError, Vocabulary, compact_logprobs
+from polar.llm.tokens import (
+    ServerTokenizer,
+    TokenizerError,
+    Vocabulary,
+    compact_logprobs,
+    logprob_ids,
+)
 
 _litellm: Any = None
 
@@ -260,6 +266,8 @@ class LLMClient:
         s = self.settings
         messages = self.prepare_messages(messages)
         params = self.params(response_format)
+        if s.seed_per_call:  # recorded with the call's params (and so in its cache key)
+            params["seed"] = random.SystemRandom().randrange(2**31)
         key = cache_key(self.cache_model, messages, params)
         call_id = uuid.uuid4().hex[:16]
         t0 = time.perf_counter()
@@ -327,12 +335,14 @@ class LLMClient:
 
     def _add_token_ids(self, entry: dict[str, Any]) -> None:
         """The reply's token ids (see polar.llm.tokens): the sampled tokens' own ids when the
-        log-probs name them and the vocabulary is known, else the server's tokenization of the
+        log-probs carry them (llama-server) or name them and the vocabulary is known, else the server's tokenization of the
         text. `token_ids_match`: their count equals the number of tokens the server sampled."""
         sampled = compact_logprobs(entry.get("logprobs"))
-        vocab = self._vocabulary() if sampled is not None else None
-        ids = vocab.ids(sampled[0]) if vocab is not None and sampled is not None \
-            and "".join(sampled[0]) == entry["content"] else None
+        ids = logprob_ids(entry.get("logprobs"))  # llama-server names each sampled token's id
+        if ids is None:
+            vocab = self._vocabulary() if sampled is not None else None
+            ids = vocab.ids(sampled[0]) if vocab is not None and sampled is not None \
+                and "".join(sampled[0]) == entry["content"] else None
         source = "sampled"
         if ids is None:
             if self.tokenizer is None:

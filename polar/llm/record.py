@@ -46,12 +46,25 @@ class CallRecord(BaseModel):
     token_ids_match: bool | None = None  # server-tokenizer ids: their count equals the sampled count
 
 
+# One lock per file, not per recorder: the lanes of a concurrent eval (and the cells a planner-RL
+# iteration samples at once) each have their own client and recorder on the same file, and a
+# line longer than the write buffer goes out in several writes that would interleave.
+_LOCKS: dict[Path, threading.Lock] = {}
+_LOCKS_GUARD = threading.Lock()
+
+
+def _file_lock(path: Path) -> threading.Lock:
+    with _LOCKS_GUARD:
+        return _LOCKS.setdefault(path.absolute(), threading.Lock())
+
+
 class CallRecorder:
-    """Appends one JSON line per call. Thread-safe; each line is written in one call."""
+    """Appends one JSON line per call. Thread-safe, also across recorders of one file in a
+    process; each line is written in one call."""
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        self._lock = threading.Lock()
+        self._lock = _file_lock(self.path)
 
     def write(self, record: CallRecord) -> None:
         line = record.model_dump_json() + "\n"

@@ -123,21 +123,48 @@ def check_tokenizer(tok: Any, server_tokenize: Callable[[str], list[int]], text:
             "(the same tokenizer)")
 
 
+def reply_ids(tok: Any, ids: list[int]) -> list[int]:
+    """The ids without the special tokens that end them: llama-server's sampled ids include the
+    end-of-turn token that stopped the reply (scored: stopping is the model's choice too), whose
+    text the reply does not hold."""
+    special = set(getattr(tok, "all_special_ids", None) or [])
+    end = len(ids)
+    while end and ids[end - 1] in special:
+        end -= 1
+    return list(ids[:end])
+
+
+def sampled_text(logprobs_content: list[dict[str, Any]]) -> str:
+    """The text of the sampled tokens as the server gives them: their bytes where sent (a token
+    may hold part of a character), else their strings. It can be more than the reply: with a
+    JSON-schema response_format llama-server may sample a code fence around the object and
+    return the object alone as the message; the trainer scores every token it sampled."""
+    if all(isinstance(t.get("bytes"), list) for t in logprobs_content):
+        return b"".join(bytes(t["bytes"]) for t in logprobs_content).decode("utf-8", errors="replace")
+    return "".join(str(t.get("token", "")) for t in logprobs_content)
+
+
 def rollout_from_call(tok: Any, call: Any, advantage: float, group: str = "", episode_id: str = "") -> Rollout | None:
     """A Rollout from a call record, its tokens checked against the trainer's tokenizer.
 
     None when the record holds no sampled token ids with log-probs (e.g. the reply's ids came
     from re-tokenising its text, `token_ids_source: server-tokenizer`): such a reply is not
-    scored, and the caller counts it. Raises TokenizationMismatch when the sampled ids do not
-    decode to the reply, or the trainer's prompt has another length than the server counted."""
+    scored, and the caller counts it. Raises TokenizationMismatch when the sampled ids (less an
+    ending special token, `reply_ids`) do not decode to the text the server sampled
+    (`sampled_text`), that text does not hold the reply, or the trainer's prompt has another
+    length than the server counted."""
     ids, source = call.token_ids, call.token_ids_source
     lp = (call.logprobs or {}).get("content") if isinstance(call.logprobs, dict) else None
     if not ids or source not in ("sampled", "reply") or not lp or len(lp) != len(ids):
         return None
-    text = tok.decode(ids, skip_special_tokens=False)
-    if text != call.reply:
+    text = tok.decode(reply_ids(tok, ids), skip_special_tokens=False)
+    sampled = sampled_text(lp)
+    if text != sampled:
         raise TokenizationMismatch(f"call {call.call_id}: its sampled token ids decode to {text[:80]!r} with the "
-                                   f"trainer's tokenizer, not to the reply {call.reply[:80]!r}")
+                                   f"trainer's tokenizer, not to the text the server sampled {sampled[:80]!r}")
+    if call.reply not in sampled:
+        raise TokenizationMismatch(f"call {call.call_id}: the reply {call.reply[:80]!r} is not part of the text the "
+                                   f"server sampled {sampled[:80]!r}: the log-probs are another reply's")
     prompt = prompt_token_ids(tok, call.messages)
     if call.prompt_tokens and len(prompt) != call.prompt_tokens:
         raise TokenizationMismatch(f"call {call.call_id}: the trainer's chat template gives a {len(prompt)}-token "

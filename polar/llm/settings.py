@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, SerializerFunctionWrapHandler, model_serializer, model_validator
 
 from polar.config import StrictModel
 from polar.llm.serve import ServerSettings
@@ -73,6 +73,19 @@ class LLMSettings(StrictModel):
     role: str = Field(default="planner", description="The caller's role, written into every call record.")
     frozen: bool = Field(default=False, description="Calls of a frozen helper never enter exported training data.")
     extra_params: dict[str, Any] = Field(default_factory=dict, description="Passed through to litellm.completion.")
+    seed_per_call: bool = Field(default=False, description=(
+        "Send each request a sampler seed of its own, drawn at random and kept in the call record's params. "
+        "llama-server samples concurrent requests alike without one (4 equal prompts sent at once at "
+        "temperature 1 came back as 4 equal replies), which would make a group's episodes copies."))
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """`seed_per_call` appears only when set: a dumped profile (part of its cells' keys) stays
+        what it was before the field existed."""
+        out = handler(self)
+        if isinstance(out, dict) and not self.seed_per_call:
+            out.pop("seed_per_call", None)
+        return out
 
     @model_validator(mode="before")
     @classmethod

@@ -1,7 +1,10 @@
 """Token ids of a reply, prompt sizes, and compact log-probs.
 
 llama-cpp-python's server returns per-token log-probs (with `top_logprobs` set), each with
-the text of the token it sampled, but not the token's id. Two ways to the ids, in order:
+the text of the token it sampled, but not the token's id; llama.cpp's own llama-server sends
+each sampled token's `id` too (the end-of-turn token included: its text is empty), and those
+are taken as they are (`logprob_ids`, `token_ids_source: sampled`). Otherwise two ways to the
+ids, in order:
 - `Vocabulary` (exact): each sampled token's text looked up in the model's own vocabulary,
   read from its GGUF file (`token_ids_source: sampled`);
 - `ServerTokenizer` (when no log-probs came back): the reply's text tokenized by the
@@ -132,6 +135,16 @@ class Vocabulary:
         token holding part of a multi-byte character, whose text the server drops)."""
         out = [self._id(p) for p in pieces]
         return None if any(i is None for i in out) else [i for i in out if i is not None]
+
+
+def logprob_ids(logprobs: Any) -> list[int] | None:
+    """The sampled tokens' ids as the server sent them in an OpenAI-style `logprobs` object
+    (llama-server: an integer `id` per entry), or None when an entry lacks one."""
+    content = logprobs.get("content") if isinstance(logprobs, dict) else None
+    if not content:
+        return None
+    ids = [t.get("id") if isinstance(t, dict) else None for t in content]
+    return ids if all(isinstance(i, int) and not isinstance(i, bool) for i in ids) else None  # type: ignore[return-value]
 
 
 def compact_logprobs(logprobs: Any) -> tuple[list[str], list[float]] | None:

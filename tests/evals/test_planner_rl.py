@@ -112,22 +112,48 @@ def test_groups_become_advantages_and_zero_std_groups_are_dropped_and_counted() 
     shaped = [_episode(0, 7, True, ["a1", "a2"], preds=[([], ["p"]), (["p"], ["p", "q", "r"])]), _episode(1, 7, False, ["b1"])]
     rollouts, _ = build_rollouts(shaped, calls, tok, cfg.model_copy(update={"shaping": 0.1}))
     assert [round(r.advantage, 6) for r in rollouts] == [1.1, 1.2, -1.0]
+    # a group with equal rewards (none solved): with shaping on, its decisions that made progress
+    # still carry their shaping (the episodes' advantage 0); those that made none are left out
+    failed = [_episode(0, 9, False, ["a1", "a2"], preds=[([], ["p"]), (["p"], ["p"])]),
+              _episode(1, 9, False, ["b1"], preds=[([], ["p", "q"])])]
+    rollouts, counts = build_rollouts(failed, calls, tok, cfg.model_copy(update={"shaping": 0.1}))
+    assert [(r.call_id, round(r.advantage, 6)) for r in rollouts] == [("a1", 0.1), ("b1", 0.2)]
+    assert counts == {"groups_dropped_zero_std": 1, "groups_shaping_only": 1, "calls_without_progress": 1}
+    assert build_rollouts(failed, calls, tok, cfg) == ([], {"groups_dropped_zero_std": 1})  # shaping off: dropped
 
 
-def test_the_shipped_recipes_load_and_a_changed_config_is_refused_on_resume(tmp_path: Path) -> None:
-    for name in ("rl.yaml", "rl-filtered-sft.yaml"):
-        load_yaml(REPO / "evals" / "planner-training" / name, RLConfig)
-    grpo = load_yaml(REPO / "evals" / "planner-training" / "rl.yaml", RLConfig)
-    base = load_yaml(REPO / "evals" / "planner-training" / "rl-filtered-sft.yaml", RLConfig)
-    # the two arms differ only in the update: same start, tasks, groups and episodes
-    same = {"model", "tasks", "group_size", "groups", "temperature", "reward", "seed", "max_decisions", "eval_tasks"}
+@pytest.mark.parametrize("pair", [("rl.yaml", "rl-filtered-sft.yaml"), ("rl-seed2.yaml", "rl-seed2-filtered-sft.yaml")])
+def test_the_shipped_recipes_load_and_a_changed_config_is_refused_on_resume(tmp_path: Path, pair) -> None:  # noqa: ANN001
+    grpo = load_yaml(REPO / "evals" / "planner-training" / pair[0], RLConfig)
+    base = load_yaml(REPO / "evals" / "planner-training" / pair[1], RLConfig)
+    # the two arms differ only in the update: same start, tasks, groups, episodes and serving
+    same = {"model", "tasks", "group_size", "groups", "temperature", "reward", "seed", "max_decisions", "eval_tasks",
+            "eval_episodes", "engine", "parallel", "threads", "iterations"}
     assert {k: getattr(grpo, k) for k in same} == {k: getattr(base, k) for k in same}
-    assert (grpo.arm, base.arm) == ("grpo", "filtered-sft")
+    assert (grpo.arm, base.arm) == ("grpo", "filtered-sft") and grpo.port != base.port
     run = RLRun(grpo, tmp_path, progress=False)
     run.finish(0, "prepare", {"start_checkpoint": None, "wall_s": 0.0})
     RLRun(grpo.model_copy(update={"iterations": 99}), tmp_path)  # more iterations: fine
     with pytest.raises(ConfigError, match="holds a run with another config"):
         RLRun(grpo.model_copy(update={"temperature": 0.3}), tmp_path)
+
+
+def test_concurrent_sampling_is_a_recipe_setting_that_leaves_old_runs_resumable(tmp_path: Path) -> None:
+    grpo = load_yaml(REPO / "evals" / "planner-training" / "rl.yaml", RLConfig)
+    # the defaults (one decision at a time, the profile's engine) are not in the recorded config,
+    # so a run folder started before the settings existed resumes
+    assert "engine" not in grpo.dumped() and "parallel" not in grpo.dumped()
+    RLRun(grpo, tmp_path, progress=False).finish(0, "prepare", {"start_checkpoint": None, "wall_s": 0.0})
+    RLRun(grpo.model_copy(update={"engine": None, "parallel": 1}), tmp_path)
+    slots = grpo.model_copy(update={"engine": "llama-server", "parallel": 4})
+    assert slots.dumped()["parallel"] == 4 and slots.dumped()["engine"] == "llama-server"
+    with pytest.raises(ConfigError, match="holds a run with another config"):
+        RLRun(slots, tmp_path)
+    # the served model gets the engine and the slots (sampling and the evaluations)
+    server = RLRun(slots, tmp_path / "other").improve_cfg()
+    assert (server.engine, server.parallel) == ("llama-server", 4)
+    with pytest.raises(ValueError, match="parallel: 4 needs engine: llama-server"):
+        RLConfig.model_validate(grpo.model_dump() | {"parallel": 4})
 
 
 # --- a real run, killed and resumed ------------------------------------------------------------------------
@@ -236,3 +262,19 @@ def test_finished_stages_are_not_run_again_and_a_row_written_before_a_kill_is_no
     assert list((tmp_path / "tb").glob("events.out.tfevents.*"))
     RLRun(cfg, tmp_path, progress=False).run()  # everything logged: nothing happens
     assert len((tmp_path / "metrics.jsonl").read_text().splitlines()) == 1
+
+
+def test_an_iteration_with_an_evaluation_is_logged_with_its_wall_time(tmp_path: Path) -> None:
+    """The evaluation's record keeps its wall time in `cost`: the row adds it to the total and
+    shows the held-out success (a run once stopped at this row with a KeyError)."""
+    cfg = RLConfig(model="no-such-model", name="t", tasks=[{"id": "minigrid:MiniGrid-DoorKey-5x5-v0"}], iterations=1,
+                   eval_tasks=[{"id": "minigrid:MiniGrid-DoorKey-5x5-v0"}], eval_every=1)
+    run = RLRun(cfg, tmp_path, progress=False)
+    run.finish(0, "prepare", {"start_checkpoint": None, "wall_s": 1.0})
+    run.finish(1, "sample", {"model": "no-such-model", "per_task": {"DoorKey-5x5": [1, 2]}, "episodes": 2, "success": 0.5,
+                             "mean_return": 0.4, "env_steps": 30, "sampled_tokens_per_s": 3.0, "wall_s": 10.0})
+    run.finish(1, "update", {"steps": 2, "kl": 0.01, "tokens_per_s": 50.0, "wall_s": 5.0, "adapter": "a"})
+    run.finish(1, "convert", {"model": "m.gguf", "wall_s": 2.0})
+    run.finish(1, "eval", {"rows": [], "success": 0.25, "cost": {"wall_s": 8.0}})
+    row = RLRun(cfg, tmp_path, progress=False).run()["rows"][0]
+    assert row["wall_total_s"] == 25.0 and row["eval_success"] == 0.25

@@ -85,6 +85,37 @@ def test_ray_workers_give_the_same_results_as_in_process(tmp_path: Path) -> None
         [[_key(e) for e in r.episodes] for r in remote.results]
 
 
+def test_cells_at_once_play_on_threads_with_the_same_results(tmp_path: Path, monkeypatch) -> None:
+    """`cells_at_once`: in-process cells overlap in time (a planner-RL group's episodes, one
+    agent per cell, against one server with as many slots), every cell is written, and the
+    results are those of one cell at a time."""
+    import threading
+    import time
+
+    from polar.evals import runner
+
+    local = run_cells(SUITE, tmp_path / "one", progress=False)
+    real, lock, running, peak = runner.run_cell, threading.Lock(), [0], [0]
+
+    def counted(*a, **kw):  # noqa: ANN002, ANN003, ANN202 - the real cell, its overlap counted
+        with lock:
+            running[0] += 1
+            peak[0] = max(peak[0], running[0])
+        try:
+            time.sleep(0.2)  # a random agent's cell is too quick to overlap by itself
+            return real(*a, **kw)
+        finally:
+            with lock:
+                running[0] -= 1
+
+    monkeypatch.setattr(runner, "run_cell", counted)
+    threaded = run_cells(SUITE, tmp_path / "three", progress=False, cells_at_once=3)
+    assert peak[0] == 3 and len(threaded.ran) == 8
+    assert all(cell_path(tmp_path / "three", c).exists() for c in load_suite(SUITE).cells())
+    assert [[_key(e) for e in r.episodes] for r in local.results] == \
+        [[_key(e) for e in r.episodes] for r in threaded.results]
+
+
 def test_failure_causes_from_real_episodes(tmp_path: Path) -> None:
     """Random play on DoorKey with a short cap fails by step-limit; every failed episode has a
     cause and the counts add up in the results."""

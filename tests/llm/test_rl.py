@@ -159,6 +159,40 @@ def test_a_call_becomes_the_exact_sampled_tokens(smollm_tok) -> None:
     assert rollout_from_call(smollm_tok, call.model_copy(update={"token_ids_source": "server-tokenizer"}), 1.0) is None
 
 
+def test_llama_servers_end_of_turn_token_is_scored_but_not_part_of_the_reply(smollm_tok) -> None:
+    """llama-server's sampled ids end with the end-of-turn token that stopped the reply: it is
+    scored (with its log-prob), while the text check compares the ids before it to the reply."""
+    reply = '{"decision": {"kind": "finish", "success": true}}'
+    ids = [*smollm_tok(reply, add_special_tokens=False)["input_ids"], smollm_tok.eos_token_id]
+    lp = {"content": [{"token": smollm_tok.decode([i]) if i != smollm_tok.eos_token_id else "", "logprob": -0.1, "id": i}
+                      for i in ids]}
+    call = _call(smollm_tok, reply, token_ids=ids, completion_tokens=len(ids), logprobs=lp)
+    r = rollout_from_call(smollm_tok, call, 1.0)
+    assert r is not None and r.completion_ids == ids and r.completion_ids[-1] == smollm_tok.eos_token_id
+    assert len(r.sampler_logprobs) == len(ids)
+    # an ordinary token at the end is not forgiven: the ids must decode to the sampled text
+    bad = [*ids[:-1], ids[0]]
+    with pytest.raises(TokenizationMismatch, match="its sampled token ids decode to"):
+        rollout_from_call(smollm_tok, call.model_copy(update={"token_ids": bad}), 1.0)
+
+
+def test_a_code_fence_the_server_sampled_but_left_out_of_the_reply_is_scored(smollm_tok) -> None:
+    """llama-server with a JSON-schema response_format may sample a code fence around the object
+    and return the object alone: the trainer scores every sampled token, fence included."""
+    reply = '{"decision": {"kind": "finish", "success": true}}'
+    sampled = f"```json{reply}\n```"
+    ids = [*smollm_tok(sampled, add_special_tokens=False)["input_ids"], smollm_tok.eos_token_id]
+    lp = {"content": [{"token": "", "bytes": [], "logprob": -0.1, "id": i} if i == smollm_tok.eos_token_id else
+                      {"token": smollm_tok.decode([i]), "bytes": list(smollm_tok.decode([i]).encode()), "logprob": -0.1,
+                       "id": i} for i in ids]}
+    call = _call(smollm_tok, reply, token_ids=ids, completion_tokens=len(ids), logprobs=lp)
+    r = rollout_from_call(smollm_tok, call, 1.0)
+    assert r is not None and r.completion_ids == ids and len(r.completion_ids) > len(smollm_tok(reply)["input_ids"])
+    # log-probs of another reply: an error, not a silent mis-scoring
+    with pytest.raises(TokenizationMismatch, match="is not part of the text the server sampled"):
+        rollout_from_call(smollm_tok, call.model_copy(update={"reply": '{"decision": {"kind": "plan"}}'}), 1.0)
+
+
 def test_a_tokenisation_mismatch_is_an_error(smollm_tok) -> None:
     call = _call(smollm_tok, '{"decision": {"kind": "finish", "success": true}}')
     with pytest.raises(TokenizationMismatch, match=r"call c1: the trainer's chat template gives a \d+-token prompt, "
@@ -202,3 +236,51 @@ def test_the_served_models_tokenizer_matches_the_trainers(smollm_tok, tmp_path, 
     r = rollout_from_call(smollm_tok, call, 1.0)
     assert r is not None, f"no sampled ids: {call.token_ids_source}"
     assert len(r.prompt_ids) == call.prompt_tokens and r.completion_ids == call.token_ids
+
+
+@pytest.mark.timeout(900)
+def test_llama_server_samples_concurrently_and_the_trainer_scores_exactly_its_ids(smollm_tok, tmp_path) -> None:
+    """llama-server with 2 slots, two schema-constrained decisions sampled at once (T=1) by two
+    clients writing one call record: each record's token ids are the ids the server sent with
+    its log-probs (the end-of-turn token included), and they pass the trainer's checks."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from tests.llm.test_llama_server import require_llama_server
+
+    require_llama_server()  # the run's cache links the built binary (tests/conftest.py)
+    from polar.llm.client import LLMClient
+    from polar.llm.record import CallRecorder, read_records
+    from polar.llm.serve import ServerSettings, ensure_server, stop
+    from polar.llm.settings import LLMSettings
+    from polar.llm.tokens import ServerTokenizer
+    from polar.planners.parse import decision_json_schema
+
+    server = ServerSettings(model="smollm2-135m", engine="llama-server", parallel=2, port=free_port(), threads=1,
+                            n_ctx=512)
+    settings = LLMSettings(model="openai/smollm2-135m", api_base=server.api_base, server=server, logprobs=True,
+                           top_logprobs=1, tokenizer="server", temperature=1.0, max_tokens=48, seed_per_call=True)
+    messages = [{"role": "system", "content": "You plan. Reply with one JSON decision."},
+                {"role": "user", "content": "Goal: at(goal). Skills: goto(color, object), toggle(). Decide."}]
+    schema = {"type": "json_object", "schema": decision_json_schema()}
+    try:
+        ensure_server(server, lambda m: None)
+        check_tokenizer(smollm_tok, ServerTokenizer(server.api_base).tokenize)  # llama-server's /tokenize
+        clients = [LLMClient(settings, recorder=CallRecorder(tmp_path / "calls.jsonl")) for _ in range(2)]
+        with ThreadPoolExecutor(2) as pool:
+            list(pool.map(lambda c: c.complete(messages, response_format=schema), clients))
+    finally:
+        stop(server.host, server.port)
+    calls = read_records(tmp_path / "calls.jsonl")
+    assert len(calls) == 2  # one whole line each, though two recorders wrote at once
+    # each request its own sampler seed, recorded (llama-server samples concurrent equal prompts alike)
+    seeds = [c.params["seed"] for c in calls]
+    assert all(isinstance(x, int) for x in seeds) and seeds[0] != seeds[1]
+    assert "seed_per_call" not in LLMSettings(model="m").model_dump() and settings.model_dump()["seed_per_call"]
+    for call in calls:
+        ids = [t["id"] for t in call.logprobs["content"]]
+        assert call.token_ids == ids and call.token_ids_source == "sampled" and call.token_ids_match, call
+        if call.finish_reason == "stop":
+            assert ids[-1] in smollm_tok.all_special_ids  # the token that ended the turn, sampled and scored
+        r = rollout_from_call(smollm_tok, call, 1.0)
+        assert r is not None and r.completion_ids == ids and len(r.prompt_ids) == call.prompt_tokens
+        assert len(r.sampler_logprobs) == len(ids)
