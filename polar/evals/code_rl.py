@@ -184,12 +184,7 @@ class CodeRLRun(StagedRun):
         for it in range(1, n + 1):
             if self.done(it, "log") is not None:
                 continue
-            if self.done(it, "sample") is None:
-                self.sample(it)
-            if self.done(it, "update") is None:
-                self.update(it)
-            if self.done(it, "convert") is None:
-                self.convert(it)
+            self.train_stages(it)
             row = self.row(it)
             tasks = "  ".join(f"{k} {v['success']:.2f}" for k, v in row["per_task"].items())
             print(f"iter {it}: env steps {row['env_steps_total']}, success {row['success']:.2f} ({tasks}), "
@@ -200,7 +195,7 @@ class CodeRLRun(StagedRun):
         return self.write_results()
 
     def write_results(self) -> dict[str, Any]:
-        rows = [self.done(j, "log")["row"] for j in sorted(map(int, self.state["iterations"])) if self.done(j, "log")]
+        rows = self.logged_rows()
         res = {"config": self.cfg.model_dump(mode="json"), "rows": rows}
         atomic_write(self.out / "results.json", json.dumps(res, indent=1))
         return res

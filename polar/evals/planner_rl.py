@@ -393,12 +393,7 @@ class RLRun(StagedRun):
             for it in range(1, n + 1):
                 if self.done(it, "log") is not None:
                     continue
-                if self.done(it, "sample") is None:
-                    self.sample(it)
-                if self.done(it, "update") is None:
-                    self.update(it)
-                if self.done(it, "convert") is None:
-                    self.convert(it)
+                self.train_stages(it)
                 if self.eval_due(it, n) and self.done(it, "eval") is None:
                     self.eval_stage(it, self.done(it, "convert")["model"])
                 row = self.row(it)
@@ -413,7 +408,7 @@ class RLRun(StagedRun):
         return self.write_results()
 
     def write_results(self) -> dict[str, Any]:
-        rows = [self.done(j, "log")["row"] for j in sorted(map(int, self.state["iterations"])) if self.done(j, "log")]
+        rows = self.logged_rows()
         evals = [{"iteration": int(j), **{k: v for k, v in st["eval"].items() if k != "cost"}}
                  for j, st in sorted(self.state["iterations"].items(), key=lambda kv: int(kv[0])) if "eval" in st]
         res = {"config": self.cfg.model_dump(mode="json"), "rows": rows, "evals": evals,

@@ -41,6 +41,29 @@ class StagedRun:
         atomic_write(self.out / STATE_FILE, json.dumps(self.state, indent=1), durable=True)
         return info
 
+    def sample(self, it: int) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def update(self, it: int) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def convert(self, it: int) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def train_stages(self, it: int) -> None:
+        """Iteration `it`'s sample, update and convert stages (the subclass's) that have not
+        finished, in order."""
+        if self.done(it, "sample") is None:
+            self.sample(it)
+        if self.done(it, "update") is None:
+            self.update(it)
+        if self.done(it, "convert") is None:
+            self.convert(it)
+
+    def logged_rows(self) -> list[dict[str, Any]]:
+        """The table rows of the iterations whose log stage finished, in order."""
+        return [self.done(j, "log")["row"] for j in sorted(map(int, self.state["iterations"])) if self.done(j, "log")]
+
     def model_before(self, it: int) -> str:
         """The model iteration `it` samples with: the last converted one, else the start."""
         for j in range(it - 1, 0, -1):
