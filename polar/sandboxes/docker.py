@@ -30,6 +30,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import json
+import logging
 import os
 import queue
 import select
@@ -59,6 +60,8 @@ from polar.sandboxes.worker_host import (
     worker_config,
 )
 from polar.wire import FramedChannel, ProtocolError
+
+log = logging.getLogger(__name__)
 
 CHANNEL_DIR = "/run/polar"  # where the socket's directory appears inside the container
 CHANNEL_NAME = "channel.sock"
@@ -149,39 +152,42 @@ def _discard(container: Any, conn: socket.socket | None = None) -> None:
     _pending[:] = [t for t in _pending if t.is_alive()] + [thread]
 
 
-def _remove(container: Any, conn: socket.socket | None) -> bool:
+def _remove(container: Any, conn: socket.socket | None, patience_s: float = 120.0) -> bool:
     """Force-remove (kill) a container; whether it is gone. The channel stays open until
     then: closing it first lets the worker exit on its own while the engine kills it, and
-    Podman then refuses the removal ("container state improper"); a removal that still
-    races is retried."""
+    Podman then refuses the removal ("container state improper"). A refused removal is
+    retried, waiting for the container to stop in between (a loaded engine can take tens of
+    seconds), for up to `patience_s`; a container still there after that is logged."""
     import docker.errors
 
+    deadline = time.monotonic() + patience_s
+    attempt = 0
     try:
-        for attempt in range(5):
+        while True:
+            attempt += 1
             try:
                 container.remove(force=True)
                 return True
             except docker.errors.NotFound:
                 return True
-            except Exception:
-                time.sleep(0.2 * (attempt + 1))
-        # still refused (a loaded engine can take longer to stop it): wait until it has
-        # stopped, then remove it once more, rather than leave an exited container behind
-        with contextlib.suppress(Exception):
-            container.wait(timeout=30)
-        try:
-            container.remove(force=True)
-            return True
-        except docker.errors.NotFound:
-            return True
-        except Exception:
-            return False
+            except Exception as err:  # noqa: BLE001 - the engine's refusals vary
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    log.warning("sandbox container %s not removed after %d attempts: %s",
+                                getattr(container, "short_id", "?"), attempt, err)
+                    return False
+                if attempt < 5:
+                    time.sleep(min(left, 0.2 * attempt))
+                else:  # wait until it has stopped, then try again
+                    with contextlib.suppress(Exception):
+                        container.wait(timeout=max(1, min(30, int(left))))
+                    time.sleep(min(max(left, 0), 1.0))
     finally:
         if conn is not None:
             conn.close()
 
 
-def finish_removals(timeout: float = 60.0) -> None:
+def finish_removals(timeout: float = 180.0) -> None:
     """Close every open pool, remove every container still live, and wait for the removals
     under way (runs at exit)."""
     deadline = time.monotonic() + timeout
