@@ -1,13 +1,17 @@
 """SFT data for code mode: parametrised controller programs, never only the final answers.
 
-For each task family a few controller *shapes* (proportional, threshold, energy pumping) with
-their gains drawn from wide ranges: some draws solve the task, many do not. Paired with the
-prompt the model sees (`code_tasks.task_messages`), they teach the format and the space of
-sensible programs; which gains score well is left to RL from the sandbox's return
-(`polar.evals.code_rl`). Programs are kept short: a 135M model writes them, and SFT on two CPU
-cores runs at ~250 tokens/s.
+For each task one controller *shape* (proportional, threshold, energy pumping) with its gains
+drawn from ranges wide enough that many draws fail: paired with the prompt the model sees
+(`code_tasks.task_messages`), they teach the format and the space of sensible programs; which
+gains score well is left to RL from the sandbox's return (`polar.evals.code_rl`).
 
-    polar code dataset --out runs/code/data --per-task 80
+Every program has the same layout, written for a 135M model that copies better than it
+conditions on a task's name: `def act(obs):`, then the prompt's observation names unpacked in
+the prompt's order (`x, x_dot, angle, angle_dot = obs`, a copy of the prompt's `obs = [...]`
+line), then one or two lines over those names only, then the action. Programs are short (SFT
+on two CPU cores runs at ~100 tokens/s).
+
+    polar code dataset --out runs/code/data --per-task 150
 """
 
 from __future__ import annotations
@@ -27,70 +31,46 @@ def _g(rng: random.Random, lo: float, hi: float) -> str:
     return f"{rng.uniform(lo, hi):.2g}"
 
 
-def _cartpole_pd(r: random.Random) -> str:
-    return ("def act(obs):\n    x, v, a, w = obs\n"
-            f"    return 1 if {_g(r, 0.2, 2)} * a + {_g(r, -0.5, 1.5)} * w > 0 else 0\n")
+def _head(task: str) -> str:
+    """`def act(obs):` and the unpacking of the task's observation names, as the prompt lists them."""
+    return f"def act(obs):\n    {', '.join(TASKS[task].names)} = obs\n"
 
 
-def _cartpole_full(r: random.Random) -> str:
-    return ("def act(obs):\n    x, v, a, w = obs\n"
-            f"    u = a + {_g(r, -0.2, 1)} * w + {_g(r, -0.1, 0.1)} * x + {_g(r, -0.3, 0.3)} * v\n"
-            "    return 1 if u > 0 else 0\n")
+# The ranges were set so that, on seeds 0-2, roughly a third to three quarters of the draws
+# solve every episode (docs/code-mode.md has the measured shares).
+def _cartpole(r: random.Random) -> str:
+    return (_head("cartpole") + f"    u = {_g(r, 0.2, 2)} * angle + {_g(r, 0, 1)} * angle_dot"
+            f" + {_g(r, -0.1, 0.2)} * x + {_g(r, -0.1, 0.5)} * x_dot\n    return 1 if u > 0 else 0\n")
 
 
-def _acrobot_sign(r: random.Random) -> str:
-    return ("def act(obs):\n    w1, w2 = obs[4], obs[5]\n"
-            f"    return 2 if {_g(r, -1, 1)} * w1 + {_g(r, -0.5, 1.5)} * w2 > 0 else 0\n")
+def _acrobot(r: random.Random) -> str:
+    return _head("acrobot") + f"    u = {_g(r, -1.5, 0.2)} * w1 + {_g(r, -0.6, 1)} * w2\n    return 2 if u > 0 else 0\n"
 
 
-def _acrobot_deadband(r: random.Random) -> str:
-    return ("def act(obs):\n    w2 = obs[5]\n"
-            f"    if w2 > {_g(r, -0.3, 0.3)}:\n        return 2\n"
-            f"    if w2 < {_g(r, -0.3, 0.3)}:\n        return 0\n    return 1\n")
+def _mountaincar(r: random.Random) -> str:
+    return (_head("mountaincar") + f"    u = velocity + {_g(r, -0.02, 0.02)} * position + {_g(r, -0.01, 0.01)}\n"
+            "    return 2 if u > 0 else 0\n")
 
 
-def _mountaincar_velocity(r: random.Random) -> str:
-    return ("def act(obs):\n    pos, vel = obs\n"
-            f"    return 2 if vel > {_g(r, -0.02, 0.02)} else {r.choice([0, 0, 1])}\n")
+def _pendulum(r: random.Random) -> str:
+    # PD near the top (sin_a ~ the angle there), energy pumping below: E = w^2/2 + 15 cos_a
+    # in the env's units, 15 upright at rest.
+    return (_head("pendulum") + f"    if cos_a > {_g(r, 0.3, 0.98)}:\n"
+            f"        return [-{_g(r, 1, 20)} * sin_a - {_g(r, 0.1, 4)} * w]\n"
+            f"    return [{_g(r, -1, 3)} * (15 - 0.5 * w * w - 15 * cos_a) * w]\n")
 
 
-def _mountaincar_position(r: random.Random) -> str:
-    return ("def act(obs):\n    pos, vel = obs\n"
-            f"    if vel > {_g(r, -0.02, 0.02)} or pos < {_g(r, -1.2, -0.2)}:\n        return 2\n"
-            "    return 0\n")
-
-
-def _pendulum_energy(r: random.Random) -> str:
-    return ("import math\n\ndef act(obs):\n    c, s, w = obs\n    a = math.atan2(s, c)\n"
-            f"    if c > {_g(r, 0.6, 0.98)}:\n        return [-{_g(r, 2, 20)} * a - {_g(r, 0.2, 4)} * w]\n"
-            f"    e = 0.5 * w * w + 15 * c\n    return [{_g(r, 0.1, 3)} * (15 - e) * w]\n")
-
-
-def _pendulum_pump(r: random.Random) -> str:
-    return ("import math\n\ndef act(obs):\n    c, s, w = obs\n    a = math.atan2(s, c)\n"
-            f"    if c > {_g(r, 0.6, 0.98)}:\n        return [-{_g(r, 2, 20)} * a - {_g(r, 0.2, 4)} * w]\n"
-            "    return [2.0 if w > 0 else -2.0]\n")
-
-
-def _maze_pd(r: random.Random) -> str:
-    return ("def act(obs):\n    dx, dy, vx, vy = obs\n"
-            f"    kp, kd = {_g(r, 0.02, 8)}, {_g(r, -3, 3)}\n"
+def _maze(r: random.Random) -> str:
+    return (_head("maze") + f"    kp, kd = {_g(r, -1, 8)}, {_g(r, -2, 3)}\n"
             "    return [kp * dx - kd * vx, kp * dy - kd * vy]\n")
 
 
-def _maze_bang(r: random.Random) -> str:
-    return ("def act(obs):\n    dx, dy, vx, vy = obs\n"
-            f"    fx = {_g(r, 0.05, 1)} if dx > {_g(r, -0.5, 1)} * vx else -{_g(r, 0.05, 1)}\n"
-            f"    fy = {_g(r, 0.05, 1)} if dy > {_g(r, -0.5, 1)} * vy else -{_g(r, 0.05, 1)}\n"
-            "    return [fx, fy]\n")
-
-
 FAMILIES: dict[str, list[Draw]] = {
-    "cartpole": [_cartpole_pd, _cartpole_full],
-    "acrobot": [_acrobot_sign, _acrobot_deadband],
-    "mountaincar": [_mountaincar_velocity, _mountaincar_position],
-    "pendulum": [_pendulum_energy, _pendulum_pump],
-    "maze": [_maze_pd, _maze_bang],
+    "cartpole": [_cartpole],
+    "acrobot": [_acrobot],
+    "mountaincar": [_mountaincar],
+    "pendulum": [_pendulum],
+    "maze": [_maze],
 }
 
 

@@ -9,8 +9,12 @@ one decision: it runs every step of an episode (`polar.evals.code_runner`).
 | cartpole | gym:CartPole-v1 (500 steps) | [x, x_dot, angle, angle_dot] | 0 / 1 | return >= 475 |
 | acrobot | gym:Acrobot-v1 (500 steps) | [cos1, sin1, cos2, sin2, w1, w2] | 0 / 1 / 2 | return >= -100 |
 | mountaincar | gym:MountainCar-v0 (200 steps) | [position, velocity] | 0 / 1 / 2 | reaches the flag |
-| pendulum | gym:Pendulum-v1 (200 steps) | [cos, sin, angular velocity] | [torque] | return >= -200 |
+| pendulum | gym:Pendulum-v1 (200 steps) | [cos_a, sin_a, w] | [torque] | return >= -200 |
 | maze | maze:PointMaze_Large-v3, goal one move away (100 steps) | [dx, dy, vx, vy] | [fx, fy] | ball within 0.45 of the waypoint |
+
+The prompt names the observation with Python identifiers (`obs = [x, x_dot, angle, angle_dot]`),
+then says what each is: a 135M model conditions poorly on a task's name but copies well, so a
+program's first line, `x, x_dot, angle, angle_dot = obs`, is a copy of the prompt.
 
 The suite's thresholds (issue 47's "what must show") are on the mean over episodes; a
 program that fails to load, raises or times out earns the task's `lowest_return`.
@@ -35,7 +39,8 @@ class CodeTask:
     harness: str
     title: str  # the env, as the prompt names it
     goal: str
-    observation: str  # what each obs entry is, in order
+    observation: str  # the obs entries' names, in order: Python identifiers a program unpacks
+    meaning: str  # what each named entry is
     action: str  # the action contract
     score: str  # how an episode is scored
     observe: Callable[[Any], list[float]]  # the harness's observation -> what act(obs) gets
@@ -48,7 +53,12 @@ class CodeTask:
 
     def prompt_inputs(self) -> dict[str, str]:
         return {"title": self.title, "goal": self.goal, "observation": self.observation,
-                "action": self.action, "score": self.score}
+                "meaning": self.meaning, "action": self.action, "score": self.score}
+
+    @property
+    def names(self) -> list[str]:
+        """The observation's names, in order (`[x, x_dot]` -> `['x', 'x_dot']`)."""
+        return [n.strip() for n in self.observation.strip("[]").split(",")]
 
 
 def _floats(obs: Any) -> list[float]:
@@ -70,7 +80,8 @@ TASKS: dict[str, CodeTask] = {t.name: t for t in [
     CodeTask(
         name="cartpole", harness="gym:CartPole-v1", title="CartPole-v1",
         goal="Keep the pole upright by pushing the cart.",
-        observation="[cart position, cart velocity, pole angle (rad, >0 leans right), pole angular velocity]",
+        observation="[x, x_dot, angle, angle_dot]",
+        meaning="cart position and velocity, pole angle (rad, > 0 leans right) and angular velocity",
         action="0 (push left) or 1 (push right)",
         score="+1 per step the pole stays up, at most 500.",
         observe=_floats, max_steps=500, lowest_return=0.0, threshold=475.0, metric="return",
@@ -78,7 +89,8 @@ TASKS: dict[str, CodeTask] = {t.name: t for t in [
     CodeTask(
         name="acrobot", harness="gym:Acrobot-v1", title="Acrobot-v1",
         goal="Swing the tip of the two-link arm above the bar; only the middle joint has a motor.",
-        observation="[cos a1, sin a1, cos a2, sin a2, w1, w2] (a1 base link angle, a2 joint angle, w angular velocities)",
+        observation="[cos1, sin1, cos2, sin2, w1, w2]",
+        meaning="cos and sin of a1 (base link angle) and a2 (joint angle), w1 and w2 their angular velocities",
         action="0 (torque -1), 1 (none) or 2 (torque +1)",
         score="-1 per step until the tip is up, at most 500 steps.",
         observe=_floats, max_steps=500, lowest_return=-500.0, threshold=-100.0, metric="return",
@@ -87,6 +99,7 @@ TASKS: dict[str, CodeTask] = {t.name: t for t in [
         name="mountaincar", harness="gym:MountainCar-v0", title="MountainCar-v0",
         goal="Drive the underpowered car up the right hill to the flag at position 0.5.",
         observation="[position, velocity]",
+        meaning="the car's position (-1.2 to 0.6, the valley near -0.5) and velocity (-0.07 to 0.07)",
         action="0 (push left), 1 (no push) or 2 (push right)",
         score="-1 per step until the flag, at most 200 steps; success = reaching the flag.",
         observe=_floats, max_steps=200, lowest_return=-200.0, threshold=0.9, metric="success",
@@ -94,7 +107,8 @@ TASKS: dict[str, CodeTask] = {t.name: t for t in [
     CodeTask(
         name="pendulum", harness="gym:Pendulum-v1", title="Pendulum-v1",
         goal="Swing the pendulum up and hold it upright (angle 0); the motor is too weak to lift it directly.",
-        observation="[cos angle, sin angle, angular velocity] (angle 0 = upright)",
+        observation="[cos_a, sin_a, w]",
+        meaning="cos and sin of the angle a (a = 0 upright), w the angular velocity",
         action="[torque], a list of one float in [-2, 2]",
         score="-(angle^2 + 0.1 velocity^2 + 0.001 torque^2) per step, 200 steps.",
         observe=_floats, max_steps=200, lowest_return=_PENDULUM_WORST, threshold=-200.0, metric="return",
@@ -102,7 +116,8 @@ TASKS: dict[str, CodeTask] = {t.name: t for t in [
     CodeTask(
         name="maze", harness="maze:PointMaze_Large-v3", title="PointMaze ball",
         goal="Roll the ball to a waypoint in the next cell (about 1 unit away).",
-        observation="[waypoint x - ball x, waypoint y - ball y, ball vx, ball vy]",
+        observation="[dx, dy, vx, vy]",
+        meaning="dx = waypoint x - ball x, dy = waypoint y - ball y, vx and vy the ball's velocity",
         action="[fx, fy], the force, each in [-1, 1]",
         score="success = the ball within 0.45 of the waypoint, within 100 steps.",
         observe=_maze_obs, max_steps=100, lowest_return=0.0, threshold=0.9, metric="success",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import random
 import re
 
@@ -28,6 +29,21 @@ def test_generated_programs_pass_the_gate_and_vary_in_quality(name: str) -> None
     assert any(solved) and not all(solved), solved
 
 
+@pytest.mark.parametrize("name", sorted(TASKS))
+def test_every_program_begins_by_copying_the_prompts_names_and_uses_only_them(name: str) -> None:
+    """The first line of the body is the prompt's `obs = [...]` list unpacked, in order; the
+    program reads obs only there (no `obs[5]`) and names nothing else from outside it."""
+    task = TASKS[name]
+    for program in draw_programs(name, 8, seed=2):
+        lines = program.splitlines()
+        assert lines[0] == "def act(obs):" and lines[1] == f"    {', '.join(task.names)} = obs", program
+        tree = ast.parse(program)
+        loaded = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+        stored = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        assert loaded - {"obs"} <= stored and stored - set(task.names) <= {"u", "kp", "kd"}, program
+        assert not any(isinstance(n, ast.Subscript) for n in ast.walk(tree)), program
+
+
 def test_the_draws_are_seeded_and_cover_every_family() -> None:
     assert draw_programs("pendulum", 6, 0) == draw_programs("pendulum", 6, 0) != draw_programs("pendulum", 6, 1)
     def shape(program: str) -> str:  # the program with its numbers blanked
@@ -45,7 +61,7 @@ def test_the_dataset_pairs_each_program_with_the_prompt_the_model_sees(tmp_path)
     by_task = {ex.harness_id: ex for ex in train}
     for task in TASKS.values():
         ex = by_task[task.harness]
-        assert ex.messages == task_messages(task) and ex.completion.startswith(("def act", "import math"))
+        assert ex.messages == task_messages(task) and ex.completion.startswith("def act(obs):\n")
         assert ex.skill == "code" and ex.template == "code_task"
     assert read_info(tmp_path / "d").sha256 == info.sha256
 

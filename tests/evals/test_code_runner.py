@@ -89,7 +89,12 @@ def test_replies_are_read_with_or_without_a_code_fence() -> None:
 def test_the_prompt_names_the_task_and_its_contract() -> None:
     msgs = task_messages(get_task("mountaincar"))
     assert [m["role"] for m in msgs] == ["system", "user"]
-    assert "act(obs)" in msgs[0]["content"] and "[position, velocity]" in msgs[1]["content"]
+    assert "act(obs)" in msgs[0]["content"] and "obs = [position, velocity]: " in msgs[1]["content"]
+    for task in TASKS.values():  # the names a program copies, and the action contract right before the answer
+        user = task_messages(task)[1]["content"]
+        assert all(n.isidentifier() for n in task.names) and f"obs = [{', '.join(task.names)}]:" in user
+        assert user.splitlines()[-1] == f"act(obs) returns {task.action}"
+    assert get_task("acrobot").names == ["cos1", "sin1", "cos2", "sin2", "w1", "w2"]
     with pytest.raises(ConfigError, match="unknown code-mode task 'nope'"):
         get_task("nope")
 
