@@ -43,6 +43,7 @@ import re
 from typing import Any
 
 from polar.domains.registry import mission_language
+from polar.episode import INTERRUPTED
 from polar.errors import NoSkillsError, PlannerError
 from polar.harnesses.base import HarnessSpec, SymbolicState
 from polar.planners.base import HistoryItem, PlannerContext, SkillInfo
@@ -55,7 +56,7 @@ NEEDS_LLM = (
     "('go to X and go to Y', '... after you ...') or a free-form task use an LLM planner, e.g. "
     "--planner planners/openai.yaml"
 )
-OPTIONS = ("max_repeats", "max_depth", "memory", "goals")
+OPTIONS = ("max_repeats", "max_depth", "memory", "goals", "interrupt")
 _PLACEHOLDER = re.compile(r"^\{(\w+)\}$")
 TURN, STEP, MAX_MOVES = "left", "forward", 12
 
@@ -66,7 +67,7 @@ class SymbolicPlanner:
     name = "symbolic"
 
     def __init__(self, profile: Any = None, max_repeats: int = 3, max_depth: int = 10, memory: bool = False,
-                 goals: list[str] | None = None) -> None:
+                 goals: list[str] | None = None, interrupt: list[str] | None = None) -> None:
         options = getattr(profile, "options", None) or {}
         unknown = set(options) - set(OPTIONS)
         if unknown:
@@ -79,6 +80,9 @@ class SymbolicPlanner:
         # Open-ended ends (an open world's achievements): pursued instead of the task's goal,
         # each one independent of the others (see `_open_goals`).
         self.goals = [str(g) for g in options.get("goals", goals or [])]
+        # Atoms that stop a running skill call when one becomes true (the agent loop passes
+        # them to the skill runner), so the planner can answer a threat it did not see coming.
+        self.interrupt = [str(a) for a in options.get("interrupt", interrupt or [])]
 
     def reset(self) -> None:
         """Nothing to forget: every decision is made from the fresh state and the history."""
@@ -140,10 +144,12 @@ class SymbolicPlanner:
 
 
 def _failing_calls(history: list[HistoryItem], repeats: int) -> set[str]:
-    """Calls whose last `repeats` attempts in the history all failed."""
+    """Calls whose last `repeats` attempts in the history all failed (an interrupted call did
+    not fail on its own: it does not count)."""
     tries: dict[str, list[bool]] = {}
     for h in history:
-        tries.setdefault(h.decision, []).append(h.success)
+        if not h.reason.startswith(INTERRUPTED):
+            tries.setdefault(h.decision, []).append(h.success)
     return {d for d, ok in tries.items() if len(ok) >= repeats and not any(ok[-repeats:])}
 
 
