@@ -16,7 +16,6 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from polar.files import atomic_write
 
-
 INTERRUPTED = "interrupted"  # how an interrupted skill call's reason starts (polar.skills.runner)
 
 
