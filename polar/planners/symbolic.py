@@ -281,7 +281,29 @@ class Regression:
             if step is None:
                 return None
             first = first or step
+        short = self._used_up(first, met) if first is not None else None
+        if short is not None and (more := self.achieve(short, path, kept - {short})) is not None:
+            return more  # gather enough first: the step would use up what `skill` counts on
         return first
+
+    def _used_up(self, call: SkillCall, met: set[str]) -> str | None:
+        """The counted atom to achieve before `call` so that a met precondition it would use up
+        still holds after it: `has(wood,1)` met, a call that uses `has(wood,2)` -> `has(wood,3)`.
+        Counted atoms end in a count (`name(args...,N)`); a skill declares what it uses."""
+        skill = next((s for s in self.skills if s.name == call.skill.partition("@")[0]), None)
+        if skill is None or not skill.uses:
+            return None
+        args = {k: str(v) for k, v in call.args.items()}
+        for used in (parse(fill_any(fill_known(u, args))) for u in skill.uses):
+            for atom in sorted(met):
+                a = parse(atom)
+                if a.negated or a.name != used.name or a.args[:-1] != used.args[:-1] or \
+                        not a.args or not a.args[-1].isdigit():
+                    continue
+                need = f"{a.name}({','.join((*a.args[:-1], str(int(a.args[-1]) + int(used.args[-1]))))})"
+                if not holds(need, self.preds):
+                    return need
+        return None
 
     # --- what is built in ----------------------------------------------------------------
 

@@ -106,7 +106,10 @@ def test_termination_hook():
     assert not collect.hook_done(state("has(wood)", "has(wood,1)"), {"resource": "wood"})
     assert not collect.hook_done(state("gained(wood)", "has(wood,1)"), {"resource": "wood", "n": 2})
     assert collect.hook_done(state("has(wood,2)"), {"resource": "wood", "n": 2})
-    assert collect.hook_done(state("gained(drink)"), {"resource": "water"}, None, stepped)
+    # a vital: drink (or eat) until it is full, not one sip
+    assert not collect.hook_done(state("gained(drink)"), {"resource": "water"}, None, stepped)
+    assert collect.hook_done(state("gained(drink)", "full(drink)"), {"resource": "water"}, None, stepped)
+    assert collect.hook_done(state("gained(food)", "full(food)"), {"resource": "cow"}, None, stepped)
     assert collect.hook_done(state("near(table)"), {"resource": "table"})
     with pytest.raises(Exception, match="resource must be one of"):
         collect.hook_done(state(), {"resource": "gold"})
@@ -138,9 +141,21 @@ def test_regression_plans_the_tech_tree_from_the_manifests():
     call = r.achieve("achieved(collect_stone)")
     assert call.skill == "collect_wood"
     assert r.achieve("achieved(make_wood_pickaxe)").skill == "collect_wood"
-    # two wood, facing grass: place the table
-    r = Regression(skills, frozenset({"has(wood)", "has(wood,1)", "has(wood,2)", "can_place(table)"}), [], 10)
+    # two wood, facing grass, a tree in view: the table uses both (place_table's `uses`), and the
+    # pickaxe needs one more, so collect a third first; with three, place the table
+    wood = lambda n: {"has(wood)", *(f"has(wood,{k})" for k in range(1, n + 1))}  # noqa: E731
+    r = Regression(skills, frozenset(wood(2) | {"can_place(table)", "sees(tree)"}), [], 10)
+    call = r.achieve("achieved(make_wood_pickaxe)")
+    assert (call.skill, call.args) == ("collect_wood", {"n": 3})
+    r = Regression(skills, frozenset(wood(3) | {"can_place(table)", "sees(tree)"}), [], 10)
     assert r.achieve("achieved(make_wood_pickaxe)").skill == "place_table"
+    # the stone pickaxe needs a wood and a stone; the wood pickaxe (for the stone) uses a wood:
+    # holding one, collect a second before making the wood pickaxe; holding two, make it
+    r = Regression(skills, frozenset(wood(1) | {"near(table)", "sees(tree)", "sees(stone)"}), [], 10)
+    call = r.achieve("achieved(make_stone_pickaxe)")
+    assert (call.skill, call.args) == ("collect_wood", {"n": 2})
+    r = Regression(skills, frozenset(wood(2) | {"near(table)", "sees(tree)", "sees(stone)"}), [], 10)
+    assert r.achieve("achieved(make_stone_pickaxe)").skill == "make_wood_pickaxe"
     # a pickaxe and no stone in view: look for stone
     r = Regression(skills, frozenset({"has(wood_pickaxe)"}), [], 10)
     call = r.achieve("achieved(collect_stone)")
