@@ -117,8 +117,7 @@ def hook_features(obs: Any, args: dict[str, Any], harness: Any = None) -> dict[s
 
 def hook_done(state: Any, args: dict[str, Any], obs: Any = None, info: Any = None) -> bool:
     """The manifest's termination check: the target's count rose this step (`gained(ITEM)`),
-    or with `n`, the player holds n of it (`has(ITEM,n)`); for a station, `near(STATION)`; for
-    a vital (water's drink, a cow's food), it rose and is full."""
+    or with `n`, the player holds n of it (`has(ITEM,n)`); for a station, `near(STATION)`."""
     if state is None:
         return False
     target = TARGETS[_target(args)]
@@ -128,10 +127,6 @@ def hook_done(state: Any, args: dict[str, Any], obs: Any = None, info: Any = Non
     n = args.get("n")
     if n is not None and target.item in view.ITEMS:
         return f"has({target.item},{int(n)})" in preds
-    if target.item in view.VITALS and f"full({target.item})" not in preds:
-        # drink or eat until full: a sip raises drink by one, and a player that walks off after
-        # each one is back at the water twenty steps later (thirst takes a point per ~20 steps)
-        return False
     # `gained` is about the last step: before this call's first step (its info is still empty,
     # polar.harnesses.rollout) a count the previous call raised does not end this one
     return bool(info) and f"gained({target.item})" in preds

@@ -1,5 +1,6 @@
 """Crafter's skill library: the learnt `collect_<resource>` skills (one PPO policy, one manifest
-per target), small scripted skills (`explore`, `face_free`, `fight_zombie`, `fight_skeleton`, `rest`) and the primitives.
+per target), small scripted skills (`explore`, `face_free`, `fight_zombie`, `fight_skeleton`,
+`hunt_cow`, `rest`) and the primitives.
 
 Every manifest declares preconditions and effects in the harness's predicates, so a generic
 symbolic planner regresses Crafter's tech tree over them: `collect_stone` needs
@@ -147,6 +148,16 @@ def fight_act(x: dict[str, Any], args: dict[str, Any]) -> int:
     return explore_act(x, args)
 
 
+def hunt_act(x: dict[str, Any], args: dict[str, Any]) -> int:
+    """`hunt_cow`'s policy: a cow is hit as a zombie is (`fight_act`), until it is eaten."""
+    return fight_act(x, {"thing": "cow"})
+
+
+def hunt_done(state: Any, args: dict[str, Any], obs: Any = None, info: Any = None) -> bool:
+    """`hunt_cow`'s termination: food rose on a step of this call (collect_cow's own check)."""
+    return collect.hook_done(state, {"resource": "cow"}, obs, info)
+
+
 def rest_act(x: dict[str, Any], args: dict[str, Any]) -> int:
     return _action("sleep")
 
@@ -181,6 +192,13 @@ def scripted_skills() -> list[Skill]:
                 termination={"predicates": [f"not sees({foe})"]},
                 policy={"loader": "polar.domains.crafter.skills:fight_act", "config": {}}, step_budget=60)
           for foe in ("zombie", "skeleton")),
+        Skill(**common, name="hunt_cow",
+              description="Go for the nearest cow in view and hit it until it is eaten (food rises by 6). "
+                          "Scripted, not learnt: the stand-in for the learnt collect_cow while that one is "
+                          "weak (a cow moves and takes three hits).",
+              preconditions=["sees(cow)"], effects=["gained(food)", "not low(food)", "achieved(eat_cow)"],
+              termination={"check": "polar.domains.crafter.skills:hunt_done"},
+              policy={"loader": "polar.domains.crafter.skills:hunt_act", "config": {}}, step_budget=60),
         Skill(**common, name="rest",
               description="Sleep until energy is full (the player then wakes: achievement wake_up). "
                           "Zombies hit a sleeper harder. Scripted, not learnt.",
