@@ -78,8 +78,10 @@ class SymbolicPlanner:
         # an object the memory holds no way to is looked for (`seen(X)`, explore's effect).
         self.memory = bool(options.get("memory", memory))
         # Open-ended ends (an open world's achievements): pursued instead of the task's goal,
-        # each one independent of the others (see `_open_goals`).
+        # each one independent of the others (see `_open_goals`). An end may hold a condition,
+        # `END when A and B`: it is pursued only while A and B hold (drink while at the water).
         self.goals = [str(g) for g in options.get("goals", goals or [])]
+        self._ends = [_conditional(g) for g in self.goals]
         # Atoms that stop a running skill call when one becomes true (the agent loop passes
         # them to the skill runner), so the planner can answer a threat it did not see coming.
         self.interrupt = [str(a) for a in options.get("interrupt", interrupt or [])]
@@ -121,7 +123,7 @@ class SymbolicPlanner:
         one (in an open world, another end may be reachable where one is not). Finish when
         every end holds or none is left to try."""
         preds = frozenset(state.predicates)
-        unmet = [g for g in self.goals if not holds(g, preds)]
+        unmet = [g for g, when in self._ends if all(holds(c, preds) for c in when) and not holds(g, preds)]
         if not unmet:
             return Finish(success=True, reason=f"goals {', '.join(self.goals)} hold")
         if not context.skills:
@@ -141,6 +143,18 @@ class SymbolicPlanner:
                 len({h.decision for h in tail}) == 1:
             return f"{tail[-1].decision} failed {self.max_repeats} times in a row: {tail[-1].reason}"
         return None
+
+
+def _conditional(end: str) -> tuple[str, list[str]]:
+    """`END when A and B` -> (END, [A, B]); a plain end has no condition. Raises on a malformed atom."""
+    goal, _, when = end.partition(" when ")
+    conditions = [c.strip() for c in when.split(" and ")] if when.strip() else []
+    for atom in (goal.strip(), *conditions):
+        try:
+            parse(atom)
+        except ValueError as err:
+            raise PlannerError(f"symbolic planner: goals: {end!r}: {err}") from None
+    return goal.strip(), conditions
 
 
 def _failing_calls(history: list[HistoryItem], repeats: int) -> set[str]:

@@ -43,3 +43,29 @@ def test_uses_are_counted_atoms_and_left_out_of_a_manifest_without_them() -> Non
     assert '"uses"' in Skill(**base, uses=["has(coin,2)"]).manifest_json()
     with pytest.raises(ValueError, match=r"uses: 'has\(coin\)': a counted atom"):
         Skill(**base, uses=["has(coin)"])
+
+
+def test_a_conditional_end_is_pursued_only_while_its_condition_holds() -> None:
+    from polar.harnesses.base import HarnessSpec, SymbolicState
+    from polar.planners.base import PlannerContext
+    from polar.planners.decisions import Finish
+    from polar.planners.symbolic import SymbolicPlanner
+
+    skills = [SkillInfo(name="sip", description="drink up at a well", preconditions=["near(well)"],
+                        effects=["full(water)"]),
+              SkillInfo(name="earn", description="earn coins until holding n", parameters={"n": "int"},
+                        effects=["has(coin,{n})"])]
+    planner = SymbolicPlanner(goals=["full(water) when near(well)", "has(coin,2)"])
+    discrete = {"type": "discrete", "n": 2}
+    spec = HarnessSpec(id="test:wells", description="a test world", observation_space=discrete,
+                       action_space=discrete)
+
+    def decide(*preds: str):
+        return planner.decide(PlannerContext(task="live", spec=spec, observation="", skills=skills,
+                                             symbolic=SymbolicState(predicates=list(preds))))
+    assert decide("near(well)").skill == "sip"
+    assert decide().skill == "earn"  # away from the well the first end does not apply
+    assert decide("near(well)", "full(water)").skill == "earn"
+    assert isinstance(done := decide("has(coin,1)", "has(coin,2)"), Finish) and done.success
+    with pytest.raises(Exception, match=r"goals: 'full\(water\) when near\(': "):
+        SymbolicPlanner(goals=["full(water) when near("])

@@ -1,6 +1,6 @@
 """Crafter's skill library: the learnt `collect_<resource>` skills (one PPO policy, one manifest
 per target), small scripted skills (`explore`, `face_free`, `fight_zombie`, `fight_skeleton`,
-`hunt_cow`, `rest`) and the primitives.
+`hunt_cow`, `drink_up`, `rest`) and the primitives.
 
 Every manifest declares preconditions and effects in the harness's predicates, so a generic
 symbolic planner regresses Crafter's tech tree over them: `collect_stone` needs
@@ -148,6 +148,25 @@ def fight_act(x: dict[str, Any], args: dict[str, Any]) -> int:
     return explore_act(x, args)
 
 
+def drink_act(x: dict[str, Any], args: dict[str, Any]) -> int:
+    """`drink_up`'s policy, next to water: face an orthogonally neighbouring water cell (a move
+    towards water only turns the player: water cannot be walked on) and drink; water only
+    diagonally next: step beside it first."""
+    sem, facing = x["semantic"], int(x["facing"])
+    water = view.MATERIALS.index("water")
+    cx, cy = view.CENTRE
+    for d in _DIRS:
+        if int(sem[cx + d[0], cy + d[1], 0]) == water:
+            return _action("do") if _DIRS[facing] == d else _action(_MOVES[d])
+    for dx in (-1, 1):
+        for dy in (-1, 1):
+            if int(sem[cx + dx, cy + dy, 0]) == water:
+                for d in ((dx, 0), (0, dy)):
+                    if _free(sem, d):
+                        return _action(_MOVES[d])
+    return explore_act(x, args)
+
+
 def hunt_act(x: dict[str, Any], args: dict[str, Any]) -> int:
     """`hunt_cow`'s policy: a cow is hit as a zombie is (`fight_act`), until it is eaten."""
     return fight_act(x, {"thing": "cow"})
@@ -192,6 +211,12 @@ def scripted_skills() -> list[Skill]:
                 termination={"predicates": [f"not sees({foe})"]},
                 policy={"loader": "polar.domains.crafter.skills:fight_act", "config": {}}, step_budget=60)
           for foe in ("zombie", "skeleton")),
+        Skill(**common, name="drink_up",
+              description="Drink until drink is full, standing next to water (within the 3x3 cells "
+                          "around you): face it and drink, a sip a step. Scripted, not learnt.",
+              preconditions=["near(water)"], effects=["full(drink)", "not low(drink)", "achieved(collect_drink)"],
+              termination={"predicates": ["full(drink)"]},
+              policy={"loader": "polar.domains.crafter.skills:drink_act", "config": {}}, step_budget=30),
         Skill(**common, name="hunt_cow",
               description="Eat a cow to keep food up: go for the nearest cow in view and hit it until "
                           "it is eaten (food rises by 6). Scripted, not learnt: the stand-in for the learnt "

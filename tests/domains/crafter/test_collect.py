@@ -204,6 +204,33 @@ def test_hunt_cow_eats_a_cow_in_view():
     assert eaten >= 2
 
 
+@pytest.mark.parametrize("offset", [(-1, 0), (1, 1)])
+def test_drink_up_drinks_until_full_next_to_water(offset):
+    """Water beside the player (orthogonally or only diagonally): drink_up turns to it (a step
+    aside first when diagonal) and drinks a sip a step until drink is full."""
+    from polar.skills.runner import run_skill
+
+    drink = next(s for s in scripted_skills() if s.name == "drink_up")
+    h = make_harness("crafter:")
+    h.reset(seed=3)
+    env = h.env
+    px, py = (int(v) for v in env._player.pos)
+    for dx in (-1, 0, 1):
+        for dy in (-1, 0, 1):
+            if (dx, dy) != (0, 0):
+                if (obj := env._world[(px + dx, py + dy)][1]) is not None:
+                    env._world.remove(obj)
+                env._world[(px + dx, py + dy)] = "grass"
+    env._world[(px + offset[0], py + offset[1])] = "water"
+    env._player.inventory["drink"] = 3
+    obs, *_ = h.step(0)  # noop: the observation shows the staged cells
+    assert "near(water)" in h.symbolic_state().predicates
+    out = run_skill(drink, h, {}, obs=obs).outcome
+    assert out.success and "full(drink)" in out.predicates_after, out.reason
+    assert 6 <= out.steps <= 10  # six sips, and a turn (and a step aside) first
+    h.close()
+
+
 def test_explore_walks_until_the_thing_is_in_view():
     h = make_harness("crafter:")
     obs, _ = h.reset(seed=7)
