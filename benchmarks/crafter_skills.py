@@ -107,7 +107,8 @@ def figures(details: dict[str, Any]) -> list[Figure]:
     """Each learnt skill's success from its staged starts on held-out worlds (reported for scale:
     the issue sets no goal per skill)."""
     return [Figure(f"{ref} success from staged starts, held-out Crafter worlds, {d['episodes']} episodes "
-                   f"({d['env_steps_trained']} env steps of training)", round(d["success"], 3), "rate",
+                   + (f"({d['env_steps_trained']} env steps of training)" if d["env_steps_trained"] is not None
+                      else "(scripted, not learnt)"), round(d["success"], 3), "rate",
                    ci=(round(d["ci"][0], 3), round(d["ci"][1], 3)))
             for ref, d in sorted(details["skills"].items())]
 
