@@ -129,7 +129,7 @@ def main() -> None:
         details = {"skills": measure(a.library, a.episodes, [], SCRIPTED), "held_out_seed": HELD_OUT,
                    "library": str(a.library), "wall_s": round(time.perf_counter() - t0, 1)}
         print(json.dumps(details, indent=1))
-        write_result("crafter_scripted_skills", script_command("crafter_skills.py"), figures(details), details)
+        write_result("crafter_skills_scripted", script_command("crafter_skills.py"), figures(details), details)
         return
     if a.run is None:
         ap.error("give the training run (RUN_DIR), or --scripted")
