@@ -219,8 +219,9 @@ def scripted_skills() -> list[Skill]:
               policy={"loader": "polar.domains.crafter.skills:drink_act", "config": {}}, step_budget=30),
         Skill(**common, name="hunt_cow",
               description="Eat a cow to keep food up: go for the nearest cow in view and hit it until "
-                          "it is eaten (food rises by 6). Scripted, not learnt: the stand-in for the learnt "
-                          "collect_cow while that one is weak (a cow moves and takes three hits).",
+                          "it is eaten (food rises by 6). Scripted, not learnt (polar.domains.crafter.skills): "
+                          "the stand-in for the learnt collect_cow while that one is weak (a cow moves and "
+                          "takes three hits).",
               preconditions=["sees(cow)"], effects=["gained(food)", "not low(food)", "achieved(eat_cow)"],
               termination={"check": "polar.domains.crafter.skills:hunt_done"},
               policy={"loader": "polar.domains.crafter.skills:hunt_act", "config": {}}, step_budget=60),

@@ -204,6 +204,22 @@ def test_hunt_cow_eats_a_cow_in_view():
     assert eaten >= 2
 
 
+def test_the_shipped_library_offers_hunt_cow_before_the_weak_collect_cow():
+    """The planner takes the first of equally ready candidates in the order retrieval offers
+    them: for the suite's task, hunt_cow (measured 1.00) comes before collect_cow (0.12)."""
+    from pathlib import Path
+
+    from polar.domains.crafter.harness import MISSION  # the task a suite's episodes get
+    from polar.skills.search import rank
+    from polar.skills.store import SkillLibrary
+
+    h = make_harness("crafter:")
+    library = SkillLibrary(Path(__file__).resolve().parents[3] / "skills_crafter")
+    names = [s.name for s, _ in rank(library.list(), MISSION, h)]
+    h.close()
+    assert names.index("hunt_cow") < names.index("collect_cow")
+
+
 @pytest.mark.parametrize("offset", [(-1, 0), (1, 1)])
 def test_drink_up_drinks_until_full_next_to_water(offset):
     """Water beside the player (orthogonally or only diagonally): drink_up turns to it (a step
