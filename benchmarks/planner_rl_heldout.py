@@ -81,6 +81,21 @@ def compare(args: argparse.Namespace) -> dict[str, Any]:
         if p is None:
             raise SystemExit(f"--pair {spec}: no episode seeds in common")
         pairs.append({"a": a, "b": b, "a_model": ra["model"], "b_model": rb["model"], **p.model_dump(mode="json")})
+    pooled = []
+    for spec in args.pool:  # NAME=A:B,C:D: one McNemar test over the pairs of several tasks
+        from polar.statistics import mcnemar_exact
+
+        name, _, specs = spec.partition("=")
+        sa, sb = [], []
+        for ab in specs.split(","):
+            a, b = ab.split(":")
+            ea, eb = ({e["seed"]: e["success"] for e in evaluations[x]["episode_outcomes"]} for x in (a, b))
+            common = sorted(set(ea) & set(eb))
+            sa += [ea[k] for k in common]
+            sb += [eb[k] for k in common]
+        a_only, b_only, p = mcnemar_exact(sa, sb)
+        pooled.append({"name": name, "pairs_of": specs, "pairs": len(sa), "a_successes": sum(sa),
+                       "b_successes": sum(sb), "a_only": a_only, "b_only": b_only, "p_value": p})
     repeats = []
     for spec in args.repeat:
         a, b = spec.split(":")
@@ -90,12 +105,15 @@ def compare(args: argparse.Namespace) -> dict[str, Any]:
         repeats.append({"a": a, "b": b, "model": evaluations[a]["model"], "episodes": len(common),
                         "a_parallel": evaluations[a]["parallel"], "b_parallel": evaluations[b]["parallel"],
                         "identical": not differ, "differing_seeds": differ})
-    result = {"evaluations": evaluations, "paired": pairs, "repeats": repeats}
+    result = {"evaluations": evaluations, "paired": pairs, "pooled": pooled, "repeats": repeats}
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)
     Path(args.json).write_text(json.dumps(result, indent=1))
     for p in pairs:
         print(f"{p['a']} vs {p['b']} ({p['harness']}, {p['pairs']} pairs): {p['a_success']:.3f} vs {p['b_success']:.3f}, "
               f"only {p['a']} {p['a_only']}, only {p['b']} {p['b_only']}, exact McNemar p = {p['p_value']:.4f}")
+    for q in pooled:
+        print(f"pooled {q['name']} ({q['pairs']} pairs): {q['a_successes']} vs {q['b_successes']}, "
+              f"only A {q['a_only']}, only B {q['b_only']}, exact McNemar p = {q['p_value']:.4f}")
     for r in repeats:
         print(f"repeat {r['a']} / {r['b']}: {r['episodes']} episodes, identical={r['identical']} {r['differing_seeds']}")
     return result
@@ -118,6 +136,7 @@ def main() -> None:
     cp = sub.add_parser("compare", help="paired comparisons and repeats of finished evaluations")
     cp.add_argument("--out", required=True)
     cp.add_argument("--pair", action="append", default=[], help="A:B, two labels on the same task")
+    cp.add_argument("--pool", action="append", default=[], help="NAME=A:B,C:D, one test over several tasks' pairs")
     cp.add_argument("--repeat", action="append", default=[], help="A:B, two evaluations of one model")
     cp.add_argument("--json", required=True)
     args = ap.parse_args()
