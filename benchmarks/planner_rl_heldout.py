@@ -6,7 +6,7 @@ stage does, into `OUT/<label>/` (resumable: finished episodes are kept). `compar
 evaluations back and writes one JSON: per evaluation the success with its Wilson interval and
 every episode's outcome; per requested pair the exact McNemar test on the paired episodes
 (`polar.evals.paired.paired_harness`); per requested repeat whether two evaluations of one model
-made the same decisions (every reply, every env action) with the same outcomes.
+made the same decisions (every decision and what it executed) with the same outcomes.
 
     python benchmarks/planner_rl_heldout.py eval --out runs/heldout --label start \
         --model polar-planner-seed2 --task minigrid:MiniGrid-UnlockPickup-v0 --episodes 40 --parallel 8
@@ -49,10 +49,11 @@ def load_cells(folder: Path) -> list[Any]:
 
 
 def fingerprint(episode: Any) -> str:
-    """What the episode did: every reply the model sent and every env action, in order."""
-    replies = [c.reply for d in episode.decisions for c in d.llm_calls]
-    actions = [s.action for s in episode.steps]
-    return hashlib.sha256(json.dumps([replies, actions], default=str).encode()).hexdigest()[:16]
+    """What the episode did: every validated decision and what executing it gave (the skill run,
+    its success and env steps), in order (an evaluation keeps no per-step trace)."""
+    done = [[d.decision, [(o.model_dump(mode="json").get("skill"), o.success, o.steps) for o in d.outcomes]]
+            for d in episode.decisions]
+    return hashlib.sha256(json.dumps([done, episode.env_steps], default=str).encode()).hexdigest()[:16]
 
 
 def episodes_of(folder: Path) -> dict[int, dict[str, Any]]:
