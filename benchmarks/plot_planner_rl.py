@@ -5,7 +5,8 @@ or its copy under `evals/results/planner-rl/`) and draws, per task, the sampled 
 iteration (temperature 1, the iteration's group(s) of that task) and the in-run greedy held-out
 evaluations (Wilson 95% intervals), once against the cumulative sampled episodes and once
 against the cumulative training wall time (sampling + update + convert; the evaluations' own
-time left out). `--table` prints the per-iteration rows as a Markdown table.
+time left out). `--table` prints the per-iteration rows as a Markdown table; `--heldout` with
+`--at LABEL=ITER` adds `planner_rl_heldout.py`'s final evaluations at their iterations.
 
     python benchmarks/plot_planner_rl.py evals/results/planner-rl/seed2-boxes-long-2026-12-06 \
         --out evals/results/planner-rl/seed2-boxes-long-2026-12-06/curves.png --table
@@ -39,7 +40,21 @@ def load_run(folder: Path) -> dict[str, Any]:
     return {"points": points, "evals": evals}
 
 
-def plot(run: dict[str, Any], out: Path, title: str) -> None:
+def final_points(run: dict[str, Any], heldout: Path, at: list[str]) -> list[dict[str, Any]]:
+    """Evaluations of `planner_rl_heldout.py` (its results.json) placed at an iteration: LABEL=ITER."""
+    evaluations = json.loads(heldout.read_text())["evaluations"]
+    where = {0: (0, 0.0)} | {p["iteration"]: (p["episodes"], p["wall_s"]) for p in run["points"]}
+    out = []
+    for spec in at:
+        label, _, it = spec.partition("=")
+        if label not in evaluations or int(it) not in where:
+            raise SystemExit(f"--at {spec}: no evaluation {label!r} in {heldout} or no iteration {it} in the run")
+        episodes, wall = where[int(it)]
+        out.append({"episodes": episodes, "wall_s": wall, "row": evaluations[label]["rows"][0]})
+    return out
+
+
+def plot(run: dict[str, Any], out: Path, title: str, finals: list[dict[str, Any]] | None = None) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -60,6 +75,12 @@ def plot(run: dict[str, Any], out: Path, title: str) -> None:
                             yerr=[[r["success"] - r["ci95"][0] for _, r in ev], [r["ci95"][1] - r["success"] for _, r in ev]],
                             fmt="s-", capsize=3, color=colors[t],
                             label=f"{t}: held-out greedy ({ev[0][1]['episodes']} episodes)")
+            fin = [(f[key] / scale, f["row"]) for f in finals or [] if f["row"]["task"] == t]
+            if fin:
+                ax.errorbar([x for x, _ in fin], [r["success"] for _, r in fin],
+                            yerr=[[r["success"] - r["ci95"][0] for _, r in fin], [r["ci95"][1] - r["success"] for _, r in fin]],
+                            fmt="D--", ms=7, capsize=4, color=colors[t], mfc="white",
+                            label=f"{t}: final held-out greedy ({', '.join(str(r['episodes']) for _, r in fin)} episodes)")
         ax.set_xlabel(label, fontsize=9)
         ax.set_ylim(-0.03, 1.03)
         ax.grid(alpha=0.3)
@@ -96,10 +117,13 @@ def main() -> None:
     ap.add_argument("--out", type=Path, help="the PNG to write")
     ap.add_argument("--title", default=None)
     ap.add_argument("--table", action="store_true", help="print the per-iteration Markdown table")
+    ap.add_argument("--heldout", type=Path, help="planner_rl_heldout.py's results.json, for --at")
+    ap.add_argument("--at", action="append", default=[], help="LABEL=ITER: that evaluation drawn at that iteration")
     args = ap.parse_args()
     run = load_run(args.run)
     if args.out:
-        plot(run, args.out, args.title or f"polar llm rl: {args.run.name}")
+        finals = final_points(run, args.heldout, args.at) if args.heldout else None
+        plot(run, args.out, args.title or f"polar llm rl: {args.run.name}", finals)
         print(f"wrote {args.out}")
     if args.table:
         print(table(run))

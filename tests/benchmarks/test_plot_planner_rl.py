@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from planner_rl_heldout import compare  # noqa: E402
-from plot_planner_rl import load_run, plot, table  # noqa: E402
+from plot_planner_rl import final_points, load_run, plot, table  # noqa: E402
 
 RUN = ROOT / "evals" / "results" / "planner-rl" / "seed2-unlockpickup-2026-12-06"
 
@@ -27,7 +27,10 @@ def test_the_committed_runs_curve_and_table(tmp_path: Path) -> None:
     rows = table(run).splitlines()
     assert len(rows) == 2 + 4 and rows[4].startswith("| 3 | UnlockPickup | 8 (24) | UnlockPickup 2/8 |")
     assert rows[4].endswith("| UnlockPickup 7/20 |")
-    plot(run, tmp_path / "c.png", "t")
+    heldout = RUN.parent / "heldout-2026-12-06" / "results.json"  # the clean re-evaluation of this run's models
+    finals = final_points(run, heldout, ["start=0", "grpo-it3=3"])
+    assert [(f["episodes"], f["row"]["successes"], f["row"]["episodes"]) for f in finals] == [(0, 6, 40), (24, 1, 40)]
+    plot(run, tmp_path / "c.png", "t", finals)
     assert (tmp_path / "c.png").read_bytes()[:4] == b"\x89PNG"
 
 
