@@ -66,7 +66,7 @@ SAMPLE_PHRASINGS = {
 MEMORY = {"teacher_suite": REPO / "evals" / "planner_teacher_memory.yaml", "student": "student-memory",
           "skills": "skills_memory", "kwargs": {"odometry": True}, "teacher": "symbolic-memory"}
 STAGES = ["teacher", "dataset", "sft", "eval-base", "eval-sft", "improve"]
-EXTRA_STAGES = ["report", "dagger", "ship"]  # not in the default run
+EXTRA_STAGES = ["report", "dagger", "eval-dagger", "ship"]  # not in the default run
 
 
 def rows_from_cells(arm: str, model: str, cells: Path, observation: str) -> tuple[list[dict], dict]:
@@ -149,14 +149,38 @@ def shipped_rounds(ledger: dict) -> tuple[str, list[dict]]:
     return ("dagger", ledger["dagger"]) if ledger.get("dagger") else ("improve", ledger.get("improve") or [])
 
 
+def held_out(rows: list[dict], arm: str) -> float | None:
+    """An arm's success over all its evaluated episodes (None: not evaluated)."""
+    mine = [r for r in rows if r["arm"] == arm]
+    return sum(r["successes"] for r in mine) / sum(r["episodes"] for r in mine) if mine else None
+
+
+def dagger_kept(rows: list[dict], rounds: list[dict]) -> int:
+    """The shipping rule (docs/memory.md): a DAgger round counts only if its held-out success
+    (stage eval-dagger) is at least that of the model it started from; the chain stops at the
+    first round that lowers it or was not evaluated. Returns the last counting round (0: none)."""
+    kept, best = 0, held_out(rows, "dagger-start")
+    for r in rounds:
+        s = held_out(rows, f"dagger-{r['round']}")
+        if s is None or best is None or s < best:
+            break
+        kept, best = r["round"], s
+    return kept
+
+
 def ship_last_round(results: dict, name: str | None, out: Path, seed: int, teacher_planner: str = "symbolic") -> None:
-    """Ship the last round's model, charged the env steps its training data cost."""
+    """Ship the last round's model, charged the env steps its training data cost; of DAgger's
+    rounds, the last one the shipping rule keeps (`dagger_kept`)."""
     from polar.llm.adapters import ship
 
     if not name:
         raise SystemExit("stage ship: name the shipped model with --ship-as")
     ledger = results["ledger"]
     stage, rounds = shipped_rounds(ledger)
+    if stage == "dagger":
+        kept = dagger_kept(results["rows"], rounds)
+        print(f"stage ship: DAgger rounds kept by the rule: {kept} of {len(rounds)}")
+        stage, rounds = ("dagger", rounds[:kept]) if kept else ("improve", ledger.get("improve") or [])
     if "teacher" not in ledger or not rounds:
         raise SystemExit(f"stage ship: {out / 'results.json'} has no teacher or improve stage to ship")
     before = (ledger.get("improve") or []) if stage == "dagger" else []
@@ -363,6 +387,25 @@ def main() -> None:
         results["ledger"]["dagger"] = rounds["ledger"]
         touched_stages.add("dagger")
         save()
+    if "eval-dagger" in stages:
+        # the start model and every finished DAgger round's (read from the rounds' own results.json,
+        # so a second process can evaluate round 1 while round 2 trains), on the same held-out episodes
+        done = json.loads(res_path.read_text())["ledger"].get("improve") if res_path.exists() else None
+        start = args.dagger_from or (done[-1]["model"] if done else None)
+        if start is None:
+            raise SystemExit(f"stage eval-dagger: {res_path} has no improve round; name the start with --dagger-from")
+        rounds_file = out / "dagger" / "results.json"
+        rounds = json.loads(rounds_file.read_text())["ledger"] if rounds_file.exists() else []
+        cfg_eval = dagger_config(args, start)
+        cfg_eval = cfg_eval.model_copy(update={"eval_tasks": cfg_eval.tasks, "eval_seeds": args.eval_seeds,
+                                               "eval_episodes": args.eval_episodes})
+        for arm, model in [("dagger-start", start)] + [(f"dagger-{r['round']}", r["model"]) for r in rounds]:
+            rows, cost = evaluate(cfg_eval, arm, model, out / "eval-dagger" / arm)
+            results["rows"] += rows
+            results["ledger"][f"eval-{arm}"] = cost
+            touched_arms.add(arm)
+            touched_stages.add(f"eval-{arm}")
+            save()
     if "ship" in stages:
         ship_last_round(json.loads(res_path.read_text()), args.ship_as, out, args.seed,
                         teacher_planner=MEMORY["teacher"] if memory else "symbolic")
