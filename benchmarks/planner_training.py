@@ -168,9 +168,11 @@ def dagger_kept(rows: list[dict], rounds: list[dict]) -> int:
     return kept
 
 
-def ship_last_round(results: dict, name: str | None, out: Path, seed: int, teacher_planner: str = "symbolic") -> None:
+def ship_last_round(results: dict, name: str | None, out: Path, seed: int, teacher_planner: str = "symbolic",
+                    dagger_rounds: int | None = None) -> None:
     """Ship the last round's model, charged the env steps its training data cost; of DAgger's
-    rounds, the last one the shipping rule keeps (`dagger_kept`)."""
+    rounds, the last one the shipping rule keeps (`dagger_kept`), or the first `dagger_rounds`
+    when the rule was applied to an evaluation made elsewhere (e.g. the memory suite's cells)."""
     from polar.llm.adapters import ship
 
     if not name:
@@ -178,7 +180,7 @@ def ship_last_round(results: dict, name: str | None, out: Path, seed: int, teach
     ledger = results["ledger"]
     stage, rounds = shipped_rounds(ledger)
     if stage == "dagger":
-        kept = dagger_kept(results["rows"], rounds)
+        kept = dagger_kept(results["rows"], rounds) if dagger_rounds is None else min(dagger_rounds, len(rounds))
         print(f"stage ship: DAgger rounds kept by the rule: {kept} of {len(rounds)}")
         stage, rounds = ("dagger", rounds[:kept]) if kept else ("improve", ledger.get("improve") or [])
     if "teacher" not in ledger or not rounds:
@@ -251,6 +253,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                     help="stage dagger: the teacher's own examples per task in each round's fine-tune")
     ap.add_argument("--dagger-token-budget", type=int, default=150_000, help="stage dagger: training tokens per round")
     ap.add_argument("--dagger-epochs", type=float, default=1.0, help="stage dagger: passes over each round's set")
+    ap.add_argument("--ship-dagger-rounds", type=int, default=None,
+                    help="stage ship: ship the model of this many DAgger rounds (0: the improve round's), where the "
+                         "shipping rule was applied to an evaluation outside this loop (default: stage eval-dagger's rows)")
     ap.add_argument("--ship-as", default=None,
                     help="stage ship: write the last round's model to planners/models/<NAME> (the folder to "
                          "commit), charged the teacher's and the rounds' sampled env steps")
@@ -407,8 +412,12 @@ def main() -> None:
             touched_stages.add(f"eval-{arm}")
             save()
     if "ship" in stages:
-        ship_last_round(json.loads(res_path.read_text()), args.ship_as, out, args.seed,
-                        teacher_planner=MEMORY["teacher"] if memory else "symbolic")
+        shipping = json.loads(res_path.read_text())
+        if (out / "dagger" / "results.json").exists():  # the finished DAgger rounds, while a later one runs
+            shipping["ledger"]["dagger"] = json.loads((out / "dagger" / "results.json").read_text())["ledger"]
+        ship_last_round(shipping, args.ship_as, out, args.seed,
+                        teacher_planner=MEMORY["teacher"] if memory else "symbolic",
+                        dagger_rounds=args.ship_dagger_rounds)
     if len(args.stages.split(",")) > 1:  # the loop's own process (not the eval-base one beside it)
         results["ledger"]["loop"] = {"wall_s": round(time.perf_counter() - t_start, 1), "stages": args.stages}
         touched_stages.add("loop")
