@@ -66,7 +66,7 @@ SAMPLE_PHRASINGS = {
 MEMORY = {"teacher_suite": REPO / "evals" / "planner_teacher_memory.yaml", "student": "student-memory",
           "skills": "skills_memory", "kwargs": {"odometry": True}, "teacher": "symbolic-memory"}
 STAGES = ["teacher", "dataset", "sft", "eval-base", "eval-sft", "improve"]
-EXTRA_STAGES = ["report", "ship"]  # not in the default run
+EXTRA_STAGES = ["report", "dagger", "eval-dagger", "ship"]  # not in the default run
 
 
 def rows_from_cells(arm: str, model: str, cells: Path, observation: str) -> tuple[list[dict], dict]:
@@ -126,24 +126,79 @@ def improve_config(args: argparse.Namespace) -> ImproveConfig:
                                    "lora_layers": args.lora_layers, "threads": args.threads})
 
 
-def ship_last_round(results: dict, name: str | None, out: Path, seed: int, teacher_planner: str = "symbolic") -> None:
-    """Ship the last round's model, charged the env steps its training data cost."""
+def dagger_config(args: argparse.Namespace, start: str) -> ImproveConfig:
+    """Stage dagger's rounds (`targets: teacher`, polar/evals/improve.py): from `start`, the model
+    plays the three missions (the evaluation sends them; the phrasings stay in the teacher's
+    examples), its states are labelled by the teacher, and it is fine-tuned on every round's
+    labels plus the teacher's own dataset, `--dagger-teacher-per-task` examples per task."""
+    memory = args.observation == "memory"
+    kwargs = MEMORY["kwargs"] if memory else {}
+    cfg = improve_config(args)
+    return cfg.model_copy(update={
+        "model": start, "name": f"{args.name}-dagger", "targets": "teacher",
+        "teacher": MEMORY["teacher"] if memory else "symbolic", "tasks": [SuiteHarness(id=h, kwargs=kwargs) for h in TRAIN],
+        "eval_tasks": [], "rounds": args.dagger_rounds, "episodes": args.dagger_episodes,
+        "temperature": args.dagger_temperature, "aggregate": [str(args.out.resolve() / "dataset")],
+        "teacher_per_task": args.dagger_teacher_per_task,
+        "finetune": cfg.finetune | {"token_budget": args.dagger_token_budget, "epochs": args.dagger_epochs}})
+
+
+def shipped_rounds(ledger: dict) -> tuple[str, list[dict]]:
+    """The rounds the shipped model comes out of: DAgger's when it ran (it starts from the last
+    improvement round's model), else the improvement rounds."""
+    return ("dagger", ledger["dagger"]) if ledger.get("dagger") else ("improve", ledger.get("improve") or [])
+
+
+def held_out(rows: list[dict], arm: str) -> float | None:
+    """An arm's success over all its evaluated episodes (None: not evaluated)."""
+    mine = [r for r in rows if r["arm"] == arm]
+    return sum(r["successes"] for r in mine) / sum(r["episodes"] for r in mine) if mine else None
+
+
+def dagger_kept(rows: list[dict], rounds: list[dict]) -> int:
+    """The shipping rule (docs/memory.md): a DAgger round counts only if its held-out success
+    (stage eval-dagger) is at least that of the model it started from; the chain stops at the
+    first round that lowers it or was not evaluated. Returns the last counting round (0: none)."""
+    kept, best = 0, held_out(rows, "dagger-start")
+    for r in rounds:
+        s = held_out(rows, f"dagger-{r['round']}")
+        if s is None or best is None or s < best:
+            break
+        kept, best = r["round"], s
+    return kept
+
+
+def ship_last_round(results: dict, name: str | None, out: Path, seed: int, teacher_planner: str = "symbolic",
+                    dagger_rounds: int | None = None) -> None:
+    """Ship the last round's model, charged the env steps its training data cost; of DAgger's
+    rounds, the last one the shipping rule keeps (`dagger_kept`), or the first `dagger_rounds`
+    when the rule was applied to an evaluation made elsewhere (e.g. the memory suite's cells)."""
     from polar.llm.adapters import ship
 
     if not name:
         raise SystemExit("stage ship: name the shipped model with --ship-as")
     ledger = results["ledger"]
-    rounds = ledger.get("improve") or []
+    stage, rounds = shipped_rounds(ledger)
+    if stage == "dagger":
+        kept = dagger_kept(results["rows"], rounds) if dagger_rounds is None else min(dagger_rounds, len(rounds))
+        print(f"stage ship: DAgger rounds kept by the rule: {kept} of {len(rounds)}")
+        stage, rounds = ("dagger", rounds[:kept]) if kept else ("improve", ledger.get("improve") or [])
     if "teacher" not in ledger or not rounds:
         raise SystemExit(f"stage ship: {out / 'results.json'} has no teacher or improve stage to ship")
-    teacher, sampled = ledger["teacher"]["env_steps"], [r["sample"]["env_steps"] for r in rounds]
+    before = (ledger.get("improve") or []) if stage == "dagger" else []
+    teacher = ledger["teacher"]["env_steps"]
+    sampled = [r["sample"]["env_steps"] for r in before + rounds]
     source = (f"{out.name}/results.json: the teacher's episodes (ledger.teacher.env_steps {teacher}) + the "
-              f"rounds' sampled episodes (ledger.improve[*].sample.env_steps {sampled}); fine-tuning "
-              "and evaluations are not env steps of training")
+              f"rounds' sampled episodes (ledger.improve[*]{' and ledger.dagger[*]' if before else ''}"
+              f".sample.env_steps {sampled}); fine-tuning and evaluations are not env steps of training")
+    what = f"{len(rounds)} reward-filtered round(s) on its own episodes"
+    if stage == "dagger":
+        what = (f"{len(before)} reward-filtered round(s) on its own episodes, then {len(rounds)} DAgger round(s) "
+                f"(its own states labelled by the {teacher_planner} planner)")
     folder = ship(rounds[-1]["model"], REPO / "planners" / "models" / name, env_steps=teacher + sum(sampled),
                   env_steps_source=source,
                   description=f"SmolLM2-135M + LoRA, training seed {seed}: SFT on the {teacher_planner} "
-                              f"planner's decisions, then {len(rounds)} reward-filtered round(s) on its own episodes")
+                              f"planner's decisions, then {what}")
     print(f"shipped {rounds[-1]['model']} as {folder}")
 
 
@@ -189,6 +244,18 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                     help="comma-separated labels to evaluate (default: all; e.g. DoorKey-8x8,DoorKey-8x8-para)")
     ap.add_argument("--base-episodes", type=int, default=None,
                     help="episodes per task for the base model (default: --eval-episodes)")
+    ap.add_argument("--dagger-rounds", type=int, default=1, help="stage dagger: rounds")
+    ap.add_argument("--dagger-from", default=None,
+                    help="stage dagger: the model the first round plays (default: the last improve round's)")
+    ap.add_argument("--dagger-episodes", type=int, default=8, help="stage dagger: episodes per mission per round")
+    ap.add_argument("--dagger-temperature", type=float, default=0.3)
+    ap.add_argument("--dagger-teacher-per-task", type=int, default=100,
+                    help="stage dagger: the teacher's own examples per task in each round's fine-tune")
+    ap.add_argument("--dagger-token-budget", type=int, default=150_000, help="stage dagger: training tokens per round")
+    ap.add_argument("--dagger-epochs", type=float, default=1.0, help="stage dagger: passes over each round's set")
+    ap.add_argument("--ship-dagger-rounds", type=int, default=None,
+                    help="stage ship: ship the model of this many DAgger rounds (0: the improve round's), where the "
+                         "shipping rule was applied to an evaluation outside this loop (default: stage eval-dagger's rows)")
     ap.add_argument("--ship-as", default=None,
                     help="stage ship: write the last round's model to planners/models/<NAME> (the folder to "
                          "commit), charged the teacher's and the rounds' sampled env steps")
@@ -316,9 +383,41 @@ def main() -> None:
         touched_arms.update(r["arm"] for r in rft["rows"])
         touched_stages.add("improve")
         save()
+    if "dagger" in stages:
+        done = json.loads(res_path.read_text())["ledger"].get("improve") if res_path.exists() else None
+        start = args.dagger_from or (done[-1]["model"] if done else None)
+        if start is None:
+            raise SystemExit(f"stage dagger: {res_path} has no improve round to start from; name one with --dagger-from")
+        rounds = improve(dagger_config(args, start), out / "dagger", evaluate_start=False)
+        results["ledger"]["dagger"] = rounds["ledger"]
+        touched_stages.add("dagger")
+        save()
+    if "eval-dagger" in stages:
+        # the start model and every finished DAgger round's (read from the rounds' own results.json,
+        # so a second process can evaluate round 1 while round 2 trains), on the same held-out episodes
+        done = json.loads(res_path.read_text())["ledger"].get("improve") if res_path.exists() else None
+        start = args.dagger_from or (done[-1]["model"] if done else None)
+        if start is None:
+            raise SystemExit(f"stage eval-dagger: {res_path} has no improve round; name the start with --dagger-from")
+        rounds_file = out / "dagger" / "results.json"
+        rounds = json.loads(rounds_file.read_text())["ledger"] if rounds_file.exists() else []
+        cfg_eval = dagger_config(args, start)
+        cfg_eval = cfg_eval.model_copy(update={"eval_tasks": cfg_eval.tasks, "eval_seeds": args.eval_seeds,
+                                               "eval_episodes": args.eval_episodes})
+        for arm, model in [("dagger-start", start)] + [(f"dagger-{r['round']}", r["model"]) for r in rounds]:
+            rows, cost = evaluate(cfg_eval, arm, model, out / "eval-dagger" / arm)
+            results["rows"] += rows
+            results["ledger"][f"eval-{arm}"] = cost
+            touched_arms.add(arm)
+            touched_stages.add(f"eval-{arm}")
+            save()
     if "ship" in stages:
-        ship_last_round(json.loads(res_path.read_text()), args.ship_as, out, args.seed,
-                        teacher_planner=MEMORY["teacher"] if memory else "symbolic")
+        shipping = json.loads(res_path.read_text())
+        if (out / "dagger" / "results.json").exists():  # the finished DAgger rounds, while a later one runs
+            shipping["ledger"]["dagger"] = json.loads((out / "dagger" / "results.json").read_text())["ledger"]
+        ship_last_round(shipping, args.ship_as, out, args.seed,
+                        teacher_planner=MEMORY["teacher"] if memory else "symbolic",
+                        dagger_rounds=args.ship_dagger_rounds)
     if len(args.stages.split(",")) > 1:  # the loop's own process (not the eval-base one beside it)
         results["ledger"]["loop"] = {"wall_s": round(time.perf_counter() - t_start, 1), "stages": args.stages}
         touched_stages.add("loop")

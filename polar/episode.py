@@ -16,6 +16,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from polar.files import atomic_write
 
+INTERRUPTED = "interrupted"  # how an interrupted skill call's reason starts (polar.skills.runner)
+
 
 class FailureCause(StrEnum):
     """Why an execution or an episode failed. The values are what records and reports show."""
@@ -32,6 +34,7 @@ class FailureCause(StrEnum):
     PLANNER_FALSE_CLAIM = "planner-false-claim"  # the planner finished claiming success; the goal does not hold
     NO_SKILLS = "no-skills"  # the planner needs skills and none was on offer for the harness
     TASK_FAILED = "task-failed"  # the episode ended without success
+    INTERRUPTED = "interrupted"  # a skill call stopped by the agent's interrupt condition (polar.skills.runner)
 
 
 class Outcome(BaseModel):

@@ -34,3 +34,39 @@ def test_an_unexpected_error_is_one_message_and_a_log_file(tmp_path: Path) -> No
     assert log.parent == logs and "Traceback (most recent call last)" in log.read_text()
     assert "skills register" in log.read_text().splitlines()[0]
     assert not (tmp_path / "lib").exists()
+
+
+SLOW_COMMAND = '''
+import sys, time
+from pathlib import Path
+from polar.commands import app as cli
+
+MARKER = Path(sys.argv[1])
+
+@cli.app.command("slow-for-test")
+def slow() -> None:
+    try:
+        print("ready", flush=True)
+        time.sleep(120)
+    finally:  # where a command stops the servers and sandboxes it started
+        MARKER.write_text("cleaned up")
+
+sys.argv = ["polar", "slow-for-test"]
+cli.main()
+'''
+
+
+def test_sigterm_unwinds_a_command_so_its_cleanup_runs(tmp_path: Path) -> None:
+    """`kill PID` (SIGTERM) stops a command as Ctrl-C does: its `finally` blocks run (a
+    killed `polar llm rl` used to leave its model server running), exit status 128 + 15."""
+    marker = tmp_path / "marker"
+    proc = subprocess.Popen([sys.executable, "-c", SLOW_COMMAND, str(marker)], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+        proc.terminate()
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 143, err
+    assert marker.read_text() == "cleaned up" and "terminated" in err

@@ -28,6 +28,7 @@ def skill_info(skill: Skill, harness_id: str | None = None, affordance: float | 
         optional=[k for k, p in skill.parameters.items() if not p.required],
         preconditions=skill.preconditions,
         effects=skill.effects,
+        uses=skill.uses,
         success_rate=m.rate if measured else None,
         success_ci=(m.ci_low, m.ci_high) if measured else None,
         success_n=m.episodes if measured else None,

@@ -12,7 +12,7 @@ read when it replans.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -57,17 +57,19 @@ class Execution:
         return next((o.cause for o in reversed(self.outcomes) if o.cause is not None), None)
 
 
-def execute_skill_call(call: SkillCall, h: RecordingHarness, obs: Any, library: SkillCatalog | None) -> tuple[Outcome, Any]:
+def execute_skill_call(call: SkillCall, h: RecordingHarness, obs: Any, library: SkillCatalog | None,
+                       interrupt: Sequence[str] = ()) -> tuple[Outcome, Any]:
     """One skill (policy or primitive) within the episode's remaining steps. An unknown skill
     or bad arguments come back as a failed outcome: the planner must know. So does a skill
     that cannot read this harness or raises (cause `skill-error`): a skill never ends the
-    episode by crashing it."""
+    episode by crashing it. `interrupt`: atoms that stop the call when one becomes true
+    (the planner's `interrupt` option, polar.skills.runner)."""
     try:
         if library is None:
             raise PolarError(f"skill call {call.skill!r} but no skill library is loaded")
         skill = library.get(call.skill)
         budget = skill.step_budget if h.steps_left is None else max(1, min(skill.step_budget, h.steps_left))
-        return run_skill(skill, h, call.args, budget=budget, obs=obs)
+        return run_skill(skill, h, call.args, budget=budget, obs=obs, interrupt=interrupt)
     except SkillSpaceMismatch as err:
         return Outcome(kind="skill", skill=call.skill, args=call.args, success=False, cause=FailureCause.SKILL_ERROR,
                        error_type=type(err).__name__, reason=f"skill-error: {err}"), obs
@@ -81,7 +83,7 @@ def execute_skill_call(call: SkillCall, h: RecordingHarness, obs: Any, library: 
 
 
 def execute_plan(steps: list[SkillCall | SubTask], h: RecordingHarness, obs: Any, library: SkillCatalog | None,
-                 task: str, on_outcome: OutcomeHook) -> Execution:
+                 task: str, on_outcome: OutcomeHook, interrupt: Sequence[str] = ()) -> Execution:
     """Skill calls in order until one fails, the episode ends, or a sub-task needs refining."""
     ex = Execution(obs)
     for step in steps:
@@ -91,7 +93,7 @@ def execute_plan(steps: list[SkillCall | SubTask], h: RecordingHarness, obs: Any
             ex.feedback = f"current sub-goal: {step.description} (overall task: {task})"
             break
         what = describe_decision(step)
-        outcome, ex.obs = execute_skill_call(step, h, ex.obs, library)
+        outcome, ex.obs = execute_skill_call(step, h, ex.obs, library, interrupt)
         ex.add(what, outcome, f"{what} failed: {outcome.reason}")
         on_outcome(what, outcome)
         if not outcome.success:
@@ -118,12 +120,13 @@ def execute_code(code: PolicyCode, h: RecordingHarness, obs: Any, sandbox: Sandb
 
 
 def execute(decision: SkillCall | Plan | PolicyCode, h: RecordingHarness, obs: Any, *, library: SkillCatalog | None,
-            task: str, sandbox: SandboxProfile | None, on_outcome: OutcomeHook) -> Execution:
+            task: str, sandbox: SandboxProfile | None, on_outcome: OutcomeHook,
+            interrupt: Sequence[str] = ()) -> Execution:
     """The executor of this decision's kind."""
     if isinstance(decision, PolicyCode):
         return execute_code(decision, h, obs, sandbox, on_outcome)
     steps = list(decision.steps) if isinstance(decision, Plan) else [decision]
-    return execute_plan(steps, h, obs, library, task, on_outcome)
+    return execute_plan(steps, h, obs, library, task, on_outcome, interrupt)
 
 
 def declare_done(h: RecordingHarness, obs: Any, on_outcome: OutcomeHook) -> Execution | None:

@@ -96,7 +96,8 @@ class Agent:
                 break
             h.decision_index, before = rec.index, h.t
             ex = execute(decision, h, obs, library=self.library, task=task, sandbox=cfg.sandbox,
-                         on_outcome=lambda what, o, i=rec.index: self._outcome(i, what, o))
+                         on_outcome=lambda what, o, i=rec.index: self._outcome(i, what, o),
+                         interrupt=getattr(self.planner, "interrupt", ()))  # the planner's own threats
             rec.outcomes, rec.env_steps = ex.outcomes, h.t - before
             obs, history = ex.obs, history + ex.history
             feedback = repeats.feedback(decision, ex.failure is not None, ex.feedback)

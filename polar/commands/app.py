@@ -8,6 +8,7 @@ Command modules import their heavy dependencies (torch, ray, litellm) inside the
 from __future__ import annotations
 
 import importlib
+import signal
 import sys
 from pathlib import Path
 
@@ -64,6 +65,8 @@ def main() -> None:
     from polar.ownership import run_id
 
     run_id()  # one run id for this command and every process it starts (servers, Ray workers)
+    if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, _terminated)
     try:
         app()
     except PolarError as err:
@@ -77,6 +80,13 @@ def main() -> None:
         where = f"the traceback is in {log}" if log else "no log could be written"
         _print_error(type(err).__name__, f"{err}\n(unexpected error; {where})")
         sys.exit(1)
+
+
+def _terminated(signum: int, _frame: object) -> None:
+    """SIGTERM (`kill`, a scheduler's stop) unwinds like Ctrl-C: `finally` blocks run, so the
+    model servers and sandboxes a command started are stopped, not left running."""
+    Console(stderr=True).print("terminated")
+    raise SystemExit(128 + signum)
 
 
 def _print_error(kind: str, message: str) -> None:

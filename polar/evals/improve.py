@@ -6,6 +6,14 @@ decisions the harness rewarded (`polar.planners.dataset`, keep=both), fine-tune 
 model on them (`polar.llm.finetune`), and evaluate the new model greedily on held-out seeds.
 This is expert iteration / rejection-sampling fine-tuning: RL with a filtered-BC update.
 
+With `targets: teacher` a round is DAgger's instead (Ross et al., 2011): the current model
+plays the training tasks, every decision state it visited is labelled with the teacher
+planner's decision for that state (`polar.planners.dataset.relabel_examples`: the prompt as the
+student saw it, the teacher's canonical decision as the target), and the model is fine-tuned on
+the aggregate: every round's labels so far plus the teacher's own examples (`aggregate`, e.g.
+the SFT dataset, balanced per task with `teacher_per_task`). It fixes behaviour cloning's
+compounding error: the student learns what to do in the states its own mistakes lead to.
+
 Every round appends a ledger row (LLM tokens, training tokens, env steps, CPU and wall time)
 and an evaluation row per task; `results.json` holds both and the learning curve is the
 success of each arm (`start`, `round-1`, ...) on the held-out seeds.
@@ -19,7 +27,7 @@ import time
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from polar.config import StrictModel
 from polar.errors import ConfigError
@@ -57,11 +65,35 @@ class ImproveConfig(StrictModel):
         default=None, description="The model server's engine (default: the profile's, llama-cpp-python's server).")
     parallel: int = Field(default=1, ge=1, le=64, description=(
         "llama-server's slots (engine: llama-server): this many of a cell's episodes play at once."))
+    targets: Literal["reward", "teacher"] = Field(default="reward", description=(
+        "What a round trains on: `reward`, the sampled decisions the harness rewarded (expert iteration); "
+        "`teacher`, DAgger: the teacher planner's decision for every state the model visited."))
+    teacher: str | None = Field(default=None, description="targets teacher: the planner profile that labels the "
+                                "student's states (e.g. symbolic-memory); it must plan from any state it is shown.")
+    aggregate: list[str] = Field(default_factory=list, description=(
+        "targets teacher: dataset folders (e.g. the SFT dataset of the teacher's own episodes) whose train "
+        "examples join every round's fine-tune beside all the rounds' labels so far (DAgger's aggregation)."))
+    teacher_per_task: int | None = Field(default=None, ge=1, description=(
+        "targets teacher: at most this many examples per task from `aggregate` (a seeded subset, so that a "
+        "task with few examples is not outweighed); None: all of them."))
+
+    @model_validator(mode="after")
+    def _teacher_named(self) -> ImproveConfig:
+        if self.targets == "teacher" and not self.teacher:
+            raise ConfigError("targets: teacher needs `teacher`, the planner profile that labels the states")
+        return self
 
     def unset_serving(self) -> set[str]:
         """`engine` and `parallel` when at their defaults: left out of a dumped config, so the keys
         and configs of runs made before the fields existed stay the same."""
         return {k for k, v in (("engine", self.engine is None), ("parallel", self.parallel == 1)) if v}
+
+    def unset_dagger(self) -> set[str]:
+        """The DAgger fields when at their defaults: left out of a round's key, so the keys of
+        reward-filtered runs made before they existed stay the same."""
+        return {k for k, v in (("targets", self.targets == "reward"), ("teacher", self.teacher is None),
+                               ("aggregate", not self.aggregate), ("teacher_per_task", self.teacher_per_task is None))
+                if v}
 
 
 def _planner_overrides(cfg: ImproveConfig, model_ref: str, temperature: float, record: Path,
@@ -90,25 +122,27 @@ def _planner_overrides(cfg: ImproveConfig, model_ref: str, temperature: float, r
 
 
 def student_suite(cfg: ImproveConfig, label: str, overrides: dict[str, Any], harnesses: list[SuiteHarness],
-                  seeds: list[int], episodes: int, eval_seed: int) -> dict[str, Any]:
+                  seeds: list[int], episodes: int, eval_seed: int, record_context: bool = False) -> dict[str, Any]:
     """The suite that plays the student: its profile with `overrides`, the config's skill library
-    (the memory skills in memory mode) and the harnesses as given (their kwargs, e.g. odometry)."""
+    (the memory skills in memory mode) and the harnesses as given (their kwargs, e.g. odometry).
+    `record_context` keeps each decision's planner context (DAgger's teacher decides from it)."""
     agent = {"name": "student", "kind": "planner", "planner": cfg.profile, "overrides": overrides,
-             "budget": {"decisions": cfg.max_decisions}} | ({"skills": cfg.skills} if cfg.skills else {})
+             "budget": {"decisions": cfg.max_decisions}} | ({"skills": cfg.skills} if cfg.skills else {}) | (
+        {"record_context": True} if record_context else {})
     return {"name": label, "agents": [agent], "harnesses": [h.model_dump(mode="json") for h in harnesses],
             "seeds": seeds, "episodes": episodes, "eval_seed": eval_seed, "workers": 0}
 
 
 def _run(cfg: ImproveConfig, label: str, model_ref: str, harnesses: list[SuiteHarness], seeds: list[int],
          episodes: int, eval_seed: int, temperature: float, out: Path, *,
-         logprobs: bool = True) -> tuple[list[Any], dict[str, Any]]:
+         logprobs: bool = True, record_context: bool = False) -> tuple[list[Any], dict[str, Any]]:
     """Episodes of the model on `harnesses`; returns the cells and their cost."""
     from polar.evals.runner import run_cells
     from polar.llm.serve import stop_own
     from polar.planners.profile import load_planner_profile
 
     overrides = _planner_overrides(cfg, model_ref, temperature, out / "calls.jsonl", logprobs)
-    suite = student_suite(cfg, label, overrides, harnesses, seeds, episodes, eval_seed)
+    suite = student_suite(cfg, label, overrides, harnesses, seeds, episodes, eval_seed, record_context)
     server = load_planner_profile(cfg.profile, overrides).server  # type: ignore[union-attr]
     # A server an interrupted run left on this port may serve other weights under the same name
     # (versions of one model share it): serve this model fresh.
@@ -212,7 +246,8 @@ def _key(cfg: ImproveConfig, r: int, model: str) -> str:
 
     # `skills` (and the serving fields) enter only when set, so the keys of rounds run before
     # they existed stay the same
-    config = cfg.model_dump(mode="json", exclude=({"skills"} if cfg.skills is None else set()) | cfg.unset_serving())
+    config = cfg.model_dump(mode="json", exclude=({"skills"} if cfg.skills is None else set()) | cfg.unset_serving()
+                            | cfg.unset_dagger())
     blob = json.dumps({"config": config, "round": r, "model": model}, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
@@ -237,18 +272,28 @@ def _round(cfg: ImproveConfig, r: int, current: str, rd: Path, key: str) -> dict
     from polar.llm.finetune import FinetuneConfig, finetune
     from polar.planners.dataset import build_dataset
 
+    dagger = cfg.targets == "teacher"
+    # DAgger's labels need the contexts, not the sampled tokens (the target is the teacher's)
     _, sample_cost = _run(cfg, f"sample-{r}", current, cfg.tasks, [100 * cfg.seed + r], cfg.episodes, SAMPLE_SEED,
-                          cfg.temperature, rd / "sample")
+                          cfg.temperature, rd / "sample", logprobs=not dagger, record_context=dagger)
     info = build_dataset([rd / "sample" / "cells"], rd / "data", calls=[rd / "sample" / "calls.jsonl"],
-                         keep="both", val_fraction=0.0)
+                         keep="both", val_fraction=0.0, teacher=cfg.teacher if dagger else None)
     row: dict[str, Any] = {"round": r, "sample": sample_cost, "kept_examples": info.counts.get("train", 0),
                            "skipped": info.skipped}
+    data = rd / "data"
+    if dagger:
+        from polar.evals.dagger import aggregate
+
+        data = rd / "train"
+        row["train_data"] = aggregate([rd.parent / f"round-{j}" / "data" for j in range(1, r + 1)],
+                                      [Path(a) for a in cfg.aggregate], cfg.teacher_per_task, cfg.seed, data)
     if info.counts.get("train", 0) == 0:
-        row["note"] = "nothing the harness rewarded: the model is unchanged this round"
+        row["note"] = ("no state the teacher could label" if dagger else
+                       "nothing the harness rewarded") + ": the model is unchanged this round"
     else:
         t0, cpu0 = time.perf_counter(), _cpu_s()
         ft = FinetuneConfig.model_validate({"eval_examples": 0, "seed": cfg.seed, **cfg.finetune, "base": current,
-                                            "data": str(rd / "data"), "name": cfg.name,
+                                            "data": str(data), "name": cfg.name,
                                             "work_dir": str(rd / "finetune")})
         entry = finetune(ft, resume=True)
         current = entry.ref

@@ -195,7 +195,8 @@ class PlannerAgent(EvalAgent):
         """A hand-written planner (symbolic, maze) is domain logic over the full state:
         privileged, a scripted reference; with `memory: true` it reads only the agent's memory of
         its own view: view. An LLM planner reads the state it is shown and calls skills that
-        read the full grid: full, unless declared otherwise."""
+        read the full grid: full, unless declared otherwise; with `observation: memory` it reads
+        the memory's predicates and its skills the memory: view."""
         profile = (profile_of or resolve_profile(config)).as_written()
         backend = profile.backend
         if getattr(profile, "options", {}).get("memory"):  # hand-written, but over its own memory only
@@ -210,7 +211,15 @@ class PlannerAgent(EvalAgent):
                                   f"domain logic, so it is privileged, not {config.observes!r}")
             return Information("privileged", "privileged",
                                f"scripted reference ({backend} planner: privileged, an upper bound)")
-        observes = config.observes or "full"
+        if getattr(profile, "observation", None) == "memory":
+            # its prompts are the memory's predicates and its skills must read the memory (the agent
+            # loop refuses them the grid): what it observes is its own view and pose
+            if config.observes not in (None, "view"):
+                raise ConfigError(f"agent {config.name}: observes: an LLM planner with observation: memory reads "
+                                  f"the agent's own view (and pose) through its memory: view, not {config.observes!r}")
+            observes = "view"
+        else:
+            observes = config.observes or "full"
         role = "LLM planner over the skills" + (", a trained model per seed" if config.seed_models else "")
         return Information(observes, config.decides_from or observes, role)
 

@@ -49,7 +49,10 @@ class SuccessRule(BaseModel):
     """How success is told on a harness that does not report `info["success"]`.
 
     `survive`: the episode ran to the harness's own step limit without terminating (balance
-    tasks: CartPole's pole stayed up); `min_return`: the episode's return reached `threshold`.
+    tasks: CartPole's pole stayed up); `min_return`: the episode ended on its own (terminated
+    or truncated by the harness, not cut short by Polar or by an agent's failure) with a
+    return of at least `threshold` (a return threshold is over whole episodes: on
+    MountainCar, -1 per step, an episode cut after 0 or 50 steps has a return above -110).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -65,15 +68,16 @@ class SuccessRule(BaseModel):
 
     def judge(self, *, episode_return: float, terminated: bool, truncated: bool,
               info: dict[str, Any]) -> bool:
+        ended_on_its_own = (terminated or truncated) and "polar_step_limit" not in info
         if self.kind == "min_return":
-            return episode_return >= float(self.threshold)  # type: ignore[arg-type]
+            return ended_on_its_own and episode_return >= float(self.threshold)  # type: ignore[arg-type]
         # truncated by the harness itself, not by a shorter cap Polar put on the episode
         return truncated and not terminated and "polar_step_limit" not in info
 
     def describe(self) -> str:
         if self.kind == "survive":
             return "the episode reaches the step limit without terminating"
-        return f"the episode's return reaches {self.threshold:g}"
+        return f"the episode ends with a return of at least {self.threshold:g}"
 
 
 class HarnessSpec(BaseModel):

@@ -189,6 +189,16 @@ def example_token_counter(ref: str) -> Callable[[Example], tuple[int, int]]:
     return count
 
 
+def packed_sequences(rows: list[dict[str, Any]], max_length: int) -> int:
+    """How many sequences TRL's packing (best-fit decreasing, examples never split) makes of
+    `rows`: an epoch's steps at batch size 1. Dividing the tokens by `max_length` instead
+    assumes full windows: with ~280-token examples in 512-token windows, "one epoch" was 0.6."""
+    from datasets import Dataset
+    from trl.data_utils import pack_dataset
+
+    return len(pack_dataset(Dataset.from_list([{"input_ids": r["input_ids"]} for r in rows]), max_length, "bfd"))
+
+
 def within_budget(rows: list[dict[str, list[int]]], budget: int, seed: int) -> list[dict[str, list[int]]]:
     """A seeded random subset of tokenised examples whose tokens add up to at most `budget`."""
     import random
@@ -433,8 +443,8 @@ def _finetune(cfg: FinetuneConfig, resume: bool, progress: bool, registry: Model
         peft_config = LoraConfig(r=cfg.lora_r, lora_alpha=cfg.lora_alpha, lora_dropout=cfg.lora_dropout,
                                  target_modules=cfg.target_modules, layers_to_transform=layers,
                                  task_type="CAUSAL_LM")
-    per_epoch = math.ceil(dataset_tokens / cfg.max_length / (cfg.batch_size * cfg.grad_accum)) if cfg.packing \
-        else math.ceil(len(rows) / (cfg.batch_size * cfg.grad_accum))
+    sequences = packed_sequences(rows, cfg.max_length) if cfg.packing else len(rows)
+    per_epoch = math.ceil(sequences / (cfg.batch_size * cfg.grad_accum))
     total_steps = cfg.max_steps or max(1, math.ceil(per_epoch * cfg.epochs))
     resuming = bool(resume and any(work.glob("checkpoint-*")))
     if not resuming:  # a fresh run: nothing of an earlier one in its log or its stop
@@ -449,7 +459,7 @@ def _finetune(cfg: FinetuneConfig, resume: bool, progress: bool, registry: Model
         # TRL defaults to bf16 autocast and gradient checkpointing: float32 on a CPU (AVX2-only
         # CPUs have no bf16 units), and no recomputation unless asked
         bf16=device == "cuda" and torch.cuda.is_bf16_supported(), gradient_checkpointing=cfg.gradient_checkpointing,
-        packing=cfg.packing, max_length=cfg.max_length, completion_only_loss=True,
+        packing=cfg.packing, packing_strategy="bfd", max_length=cfg.max_length, completion_only_loss=True,
         include_num_input_tokens_seen="non_padding", dataloader_num_workers=0,
         eos_token=tok.eos_token, pad_token=tok.pad_token or tok.eos_token,
     )

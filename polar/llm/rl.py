@@ -28,11 +28,12 @@ served one, about 1 at the first step of an iteration.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import shutil
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -177,18 +178,62 @@ def rollout_from_call(tok: Any, call: Any, advantage: float, group: str = "", ep
 # --- the objective ----------------------------------------------------------------------------------
 
 
-def sequence_logprobs(model: Any, prompt_ids: list[int], completion_ids: list[int]) -> Any:
+def sequence_logprobs(model: Any, prompt_ids: list[int], completion_ids: list[int],
+                      frozen: tuple[int, Any] | None = None) -> Any:
     """Log-probs of `completion_ids` given `prompt_ids` (1-D tensor, one per completion token).
-    The LM head runs only on the completion's positions (as in fine-tuning)."""
+    The LM head runs only on the completion's positions (as in fine-tuning). `frozen`: (n, the
+    output of the bottom n decoder layers for these ids, `frozen_hidden`): only the layers above
+    run (the same numbers: the bottom layers' output does not depend on the adapter)."""
     import torch
 
     lm = model.get_base_model() if hasattr(model, "get_base_model") else model
     device = next(lm.parameters()).device
     ids = torch.tensor([list(prompt_ids) + list(completion_ids)], device=device)
-    hidden = lm.model(input_ids=ids).last_hidden_state[0]
+    if frozen is None or frozen[0] == 0:
+        hidden = lm.model(input_ids=ids, use_cache=False).last_hidden_state[0]
+    else:
+        with _only_layers(lm, frozen[0], None, final_norm=True):
+            hidden = lm.model(inputs_embeds=frozen[1], use_cache=False).last_hidden_state[0]
     p, c = len(prompt_ids), len(completion_ids)
     logits = lm.lm_head(hidden[p - 1: p + c - 1]).float()
     return torch.log_softmax(logits, -1).gather(1, ids[0, p:, None]).squeeze(1)
+
+
+def frozen_layers(model: Any) -> int:
+    """How many bottom decoder layers hold no trainable parameter (LoRA on the top N layers):
+    their output is the same for the policy and the reference, before and after every step."""
+    lm = model.get_base_model() if hasattr(model, "get_base_model") else model
+    for i, layer in enumerate(lm.model.layers):
+        if any(p.requires_grad for p in layer.parameters()):
+            return i
+    return len(lm.model.layers)
+
+
+def frozen_hidden(model: Any, prompt_ids: list[int], completion_ids: list[int], n: int) -> Any:
+    """The output of the bottom `n` decoder layers for the sequence (no gradient: nothing there trains)."""
+    import torch
+
+    lm = model.get_base_model() if hasattr(model, "get_base_model") else model
+    ids = torch.tensor([list(prompt_ids) + list(completion_ids)], device=next(lm.parameters()).device)
+    with torch.no_grad(), _only_layers(lm, 0, n, final_norm=False):
+        return lm.model(input_ids=ids, use_cache=False).last_hidden_state
+
+
+@contextlib.contextmanager
+def _only_layers(lm: Any, lo: int, hi: int | None, final_norm: bool) -> Iterator[None]:
+    """The decoder runs only its layers lo:hi (and its final norm only if `final_norm`): the
+    model's own forward (positions, mask, rotary embeddings) over a slice of its layers."""
+    import torch
+
+    inner = lm.model
+    layers, norm = inner.layers, inner.norm
+    inner.layers = torch.nn.ModuleList(list(layers)[lo:hi])
+    if not final_norm:
+        inner.norm = torch.nn.Identity()
+    try:
+        yield
+    finally:
+        inner.layers, inner.norm = layers, norm
 
 
 def grpo_token_loss(logp: Any, old: Any, ref: Any, advantage: float, clip_eps: float,
@@ -233,15 +278,33 @@ class GRPOTrainer:
         if adapter is not None and (Path(adapter) / "optimizer.pt").exists():
             self.optimizer.load_state_dict(torch.load(Path(adapter) / "optimizer.pt", weights_only=True))
 
-    def reference_logprobs(self, rollouts: Sequence[Rollout]) -> list[Any]:
-        """Log-probs of the reference (the adapter disabled: the starting model)."""
+    def reference_logprobs(self, rollouts: Sequence[Rollout], frozen: Sequence[Any] | None = None) -> list[Any]:
+        """Log-probs of the reference (the adapter disabled: the starting model); `frozen`: each
+        rollout's (n, bottom layers' output), as `sequence_logprobs` takes it."""
         import torch
 
         with torch.no_grad(), self.model.disable_adapter():
-            return [sequence_logprobs(self.model, r.prompt_ids, r.completion_ids) for r in rollouts]
+            return [sequence_logprobs(self.model, r.prompt_ids, r.completion_ids, frozen[i] if frozen else None)
+                    for i, r in enumerate(rollouts)]
 
-    def update(self, rollouts: Sequence[Rollout], progress: bool = False) -> dict[str, Any]:
-        """GRPO steps over the rollouts (`epochs` passes, `minibatch` sequences per step)."""
+    def frozen_outputs(self, rollouts: Sequence[Rollout]) -> list[tuple[int, Any]]:
+        """Each rollout's (n, output of the n bottom layers that hold no LoRA), computed once per
+        distinct sequence: the reference and every policy pass start from it instead of running
+        those layers again (a third of the forward work with LoRA on the top 10 of 30 layers)."""
+        n = frozen_layers(self.model)
+        seen: dict[tuple[int, ...], Any] = {}
+        out = []
+        for r in rollouts:
+            key = (*r.prompt_ids, -1, *r.completion_ids)
+            if key not in seen:
+                seen[key] = frozen_hidden(self.model, r.prompt_ids, r.completion_ids, n) if n else None
+            out.append((n, seen[key]))
+        return out
+
+    def update(self, rollouts: Sequence[Rollout], progress: bool = False, share_frozen: bool = True) -> dict[str, Any]:
+        """GRPO steps over the rollouts (`epochs` passes, `minibatch` sequences per step).
+        `share_frozen`: run the layers without LoRA once per sequence (`frozen_outputs`; the
+        same log-probs, less work); False runs every layer in every pass (the side-by-side check)."""
         import random
 
         import torch
@@ -250,7 +313,8 @@ class GRPOTrainer:
             return {"steps": 0, "sequences": 0, "tokens": 0}
         t0 = time.perf_counter()
         self.model.train()
-        ref = self.reference_logprobs(rollouts)
+        frozen = self.frozen_outputs(rollouts) if share_frozen else None
+        ref = self.reference_logprobs(rollouts, frozen)
         order = list(range(len(rollouts)))
         rng = random.Random(self.cfg.seed)
         stats: list[dict[str, float]] = []
@@ -266,7 +330,8 @@ class GRPOTrainer:
                     self.optimizer.zero_grad(set_to_none=True)
                     for i in batch:
                         r = rollouts[i]
-                        logp = sequence_logprobs(self.model, r.prompt_ids, r.completion_ids)
+                        logp = sequence_logprobs(self.model, r.prompt_ids, r.completion_ids,
+                                                 frozen[i] if frozen else None)
                         old = torch.tensor(r.sampler_logprobs, dtype=logp.dtype)
                         loss, s = grpo_token_loss(logp, old, ref[i], r.advantage, self.cfg.clip_eps, self.cfg.kl_coef)
                         (loss / len(batch)).backward()
@@ -280,7 +345,8 @@ class GRPOTrainer:
         wall = time.perf_counter() - t0
         return {"steps": steps, "sequences": len(rollouts), "tokens": tokens, "wall_s": wall,
                 "tokens_per_s": tokens / max(wall, 1e-9), "loss": _mean(stats, "loss"), "kl": _mean(stats, "kl"),
-                "clip_frac": _mean(stats, "clip_frac"), "ratio": _mean(stats, "ratio")}
+                "clip_frac": _mean(stats, "clip_frac"), "ratio": _mean(stats, "ratio"),
+                "frozen_layers": frozen[0][0] if frozen else 0}
 
     def save(self, out: str | Path) -> Path:
         """The adapter (PEFT's files) and the optimizer state, written to a fresh folder."""

@@ -224,6 +224,22 @@ def served_name(model: ModelEntry | str, engine: Engine) -> str:
     return model
 
 
+def weights_id(model: ModelEntry | str) -> str:
+    """Which weights a server loads, beyond the name it answers to: versions of one model
+    share a served name, so a server of ours is reused only for the same version and file."""
+    return f"{model.ref} {model.path}" if isinstance(model, ModelEntry) else model
+
+
+def _check_weights(s: ServerSettings, state: dict[str, Any] | None, model: ModelEntry | str) -> None:
+    """Refuse to reuse our server when it loaded other weights under the same served name (a
+    state file from before this check records none: reused as before)."""
+    loaded = (state or {}).get("weights")
+    if loaded is not None and loaded != weights_id(model):
+        raise ServeError(f"{s.base_url} serves {loaded.split()[0]} ({loaded.split(maxsplit=1)[-1]}), not "
+                         f"{weights_id(model).split()[0]}: the same served name, other weights; stop it "
+                         f"(polar serve-llm --stop --port {s.port}) or choose another port")
+
+
 def resolve(s: ServerSettings) -> tuple[ModelEntry | str, Engine]:
     """The model entry and engine; an unknown, non-local name passes through to vLLM only."""
     try:
@@ -385,6 +401,7 @@ def start(s: ServerSettings, *, foreground: bool = False, announce: Announce = _
         if running is not None:
             state = _check_owned(s, running)
             if name in running:
+                _check_weights(s, state, entry)
                 return state or {"pid": None, "model": s.model, "served_name": name, "engine": engine,
                                  "api_base": s.api_base, "reused": True, "attached": True}
             raise ServeError(f"{s.base_url} already serves {', '.join(running) or 'something else'}, "
@@ -396,7 +413,7 @@ def start(s: ServerSettings, *, foreground: bool = False, announce: Announce = _
         log = state_path(s.host, s.port).with_suffix(".log")
         log.parent.mkdir(parents=True, exist_ok=True)
         state = {"pid": None, "command": cmd, "model": s.model, "served_name": name, "engine": engine,
-                 "api_base": s.api_base, "log": str(log), "started_at": time.time(), "owner": owner_record()}
+                 "weights": weights_id(entry), "api_base": s.api_base, "log": str(log), "started_at": time.time(), "owner": owner_record()}
         if isinstance(entry, ModelEntry):
             state["model_source"], state["license"] = entry.source, entry.license
         announce(f"starting {engine} server for {s.model} on {s.base_url} (log: {log})")
@@ -520,9 +537,10 @@ def ensure_server(s: ServerSettings, announce: Announce = _stderr, *, lasting: b
     name = served_name(entry, engine)
     served = probe(s.base_url) or _answer_of_ours(s, name)
     if served is not None:
-        _check_owned(s, served)
-    if served is not None and name in served:
-        return {"api_base": s.api_base, "served_name": name, "started": False}
+        state = _check_owned(s, served)
+        if name in served:
+            _check_weights(s, state, entry)
+            return {"api_base": s.api_base, "served_name": name, "started": False}
     if served is not None:
         raise ServeError(f"{s.base_url} serves {', '.join(served)}, not {name}")
     if not s.autostart:

@@ -23,6 +23,7 @@ class SkillInfo(BaseModel):
     optional: list[str] = Field(default_factory=list)  # parameters a call may leave out (= any)
     preconditions: list[str] = Field(default_factory=list)
     effects: list[str] = Field(default_factory=list)
+    uses: list[str] = Field(default_factory=list)  # counted atoms a call uses up (`has(wood,2)`)
     success_rate: float | None = None
     success_ci: tuple[float, float] | None = None
     success_n: int | None = None  # episodes the measured success rests on

@@ -29,7 +29,7 @@ from typing import Any, Literal
 from pydantic import ValidationError
 
 from polar.episode import DecisionRecord, EpisodeRecord
-from polar.errors import ConfigError
+from polar.errors import ConfigError, PlannerError
 from polar.harnesses.base import HarnessSpec
 from polar.llm.dataset import (
     DatasetInfo,
@@ -40,8 +40,8 @@ from polar.llm.dataset import (
     write_dataset,
 )
 from polar.llm.record import CallRecord, read_records
-from polar.planners.base import PlannerContext, SkillInfo
-from polar.planners.decisions import DecisionEnvelope
+from polar.planners.base import Planner, PlannerContext, SkillInfo
+from polar.planners.decisions import Decision, DecisionEnvelope, Finish
 
 Keep = Literal["episode", "outcome", "both"]
 CONFIRMED = ("harness", "harness-rule", "goal-predicates")  # success sources that are not the planner's word
@@ -225,18 +225,88 @@ def build_examples(episodes: Iterable[EpisodeRecord], *, keep: Keep = "both",
     return examples, skipped
 
 
+# --- DAgger: the teacher's decision on each state the student visited --------------------------
+
+
+def teacher_decision(teacher: Planner, rec: EpisodeRecord, d: DecisionRecord) -> Decision:
+    """What `teacher` decides from the context the student decided from (recorded with
+    `record_context`). The teacher must plan from any state it is shown (the symbolic planner
+    does: it keeps nothing between decisions, so a replayed context is the live one). A task
+    it cannot read (a phrasing of the mission, which only the student is taught) is planned as
+    the harness's mission, which is how the teacher played its own episodes."""
+    spec = HarnessSpec.model_validate(rec.extra["harness_spec"])
+    ctx = PlannerContext.model_validate({**(d.context or {}), "spec": spec})  # type: ignore[dict-item]
+    teacher.reset()
+    try:
+        return teacher.decide(ctx)
+    except PlannerError:
+        mission = ctx.symbolic.mission if ctx.symbolic is not None else None
+        if not mission or mission == ctx.task:
+            raise
+        teacher.reset()
+        return teacher.decide(ctx.model_copy(update={"task": mission}))
+
+
+def relabel_examples(episodes: Iterable[EpisodeRecord], teacher: Planner, calls: dict[str, CallRecord],
+                     ) -> tuple[list[Example], Counter[str]]:
+    """DAgger's labels: for every decision of the student's own episodes, the prompt exactly as
+    the student saw it (its first call's messages) with the *teacher's* decision for that same
+    state as the target, whatever the student replied and whatever came of it (the states a
+    student's mistakes lead to are what behaviour cloning on the teacher's episodes never
+    shows it). A state where the teacher gives up or cannot plan trains nothing."""
+    examples: list[Example] = []
+    skipped: Counter[str] = Counter()
+    for rec in episodes:
+        if "harness_spec" not in rec.extra:
+            skipped["no-context"] += len(rec.decisions)
+            continue
+        for d in rec.decisions:
+            first = next((calls[c.call_id] for c in d.llm_calls if c.call_id in calls), None)
+            if d.context is None:
+                skipped["no-context"] += 1  # a failed decision (no reply validated) records none
+                continue
+            if first is None:
+                skipped["call-record-missing"] += 1
+                continue
+            try:
+                decision = teacher_decision(teacher, rec, d)
+            except PlannerError:
+                skipped["teacher-no-plan"] += 1
+                continue
+            if isinstance(decision, Finish) and not decision.success:
+                skipped["teacher-gave-up"] += 1
+                continue
+            skills = [SkillInfo.model_validate(s) for s in d.context.get("skills", [])]
+            target = canonical_decision(decision.model_dump(mode="json"), skills)
+            ex = _own_example(rec, d, first, target)
+            examples.append(ex.model_copy(update={"source": f"teacher:{teacher.name}@{ex.source}",
+                                                  "skill": decision_label(decision.model_dump(mode="json"))}))
+    return examples, skipped
+
+
 def build_dataset(sources: list[str | Path], out: str | Path, *, student: str | None = None,
                   calls: list[str | Path] | None = None, keep: Keep = "both", val_fraction: float = 0.2,
                   paraphrases: dict[str, list[str]] | None = None,
                   count_tokens: Callable[[Example], tuple[int, int]] | None = None,
-                  tokenizer: str | None = None) -> DatasetInfo:
+                  tokenizer: str | None = None, teacher: str | Planner | None = None) -> DatasetInfo:
     """Read episodes, filter by what the harness says, split by episode seed, deduplicate
-    (within each split) and write the dataset folder. Returns its info (also on disk)."""
+    (within each split) and write the dataset folder. Returns its info (also on disk).
+
+    With `teacher` (a planner profile or planner), the episodes are the student's own, run with
+    `record_context`: every decision is relabelled with the teacher's decision for its state
+    (DAgger, `relabel_examples`) and `keep` does not apply."""
     if not 0 <= val_fraction < 1:
         raise ConfigError(f"val_fraction: must be in [0, 1), got {val_fraction}")
-    renderer = Renderer.for_profile(student, paraphrases) if student else None
-    examples, skipped = build_examples(iter_episodes(sources), keep=keep, renderer=renderer,
-                                       calls=index_calls(calls or []))
+    if teacher is not None:
+        from polar.planners.profile import load_planner
+
+        labeller = load_planner(teacher) if isinstance(teacher, str | Path) else teacher
+        examples, skipped = relabel_examples(iter_episodes(sources), labeller, index_calls(calls or []))
+        keep = f"teacher:{teacher if isinstance(teacher, str | Path) else labeller.name}"  # type: ignore[assignment]
+    else:
+        renderer = Renderer.for_profile(student, paraphrases) if student else None
+        examples, skipped = build_examples(iter_episodes(sources), keep=keep, renderer=renderer,
+                                           calls=index_calls(calls or []))
     splits: dict[str, list[Example]] = {"train": [], "validation": []}
     for ex in examples:
         splits[split_of(ex.seed, val_fraction)].append(ex)

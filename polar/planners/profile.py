@@ -75,7 +75,11 @@ OFFLINE_OPTIONS: dict[str, dict[str, tuple[type, str]]] = {
                                   "the harness's state; an object not yet seen is looked for first"),
                  "goals": (list, "open-ended ends pursued instead of the task's goal, e.g. an open world's "
                                  "achievements: each turn the first unmet one with a plan whose call has not "
-                                 "failed max_repeats times in a row; finish when none is left")},
+                                 "failed max_repeats times in a row; finish when none is left. 'END when A "
+                                 "and B' pursues END only while A and B hold"),
+                 "interrupt": (list, "atoms that stop a running skill call as soon as one becomes true (a threat "
+                                     "in view, health low), so the planner decides again; a skill whose effects "
+                                     "name the atom is not stopped by it")},
 }
 
 

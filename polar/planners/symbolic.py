@@ -43,6 +43,7 @@ import re
 from typing import Any
 
 from polar.domains.registry import mission_language
+from polar.episode import INTERRUPTED
 from polar.errors import NoSkillsError, PlannerError
 from polar.harnesses.base import HarnessSpec, SymbolicState
 from polar.planners.base import HistoryItem, PlannerContext, SkillInfo
@@ -55,7 +56,7 @@ NEEDS_LLM = (
     "('go to X and go to Y', '... after you ...') or a free-form task use an LLM planner, e.g. "
     "--planner planners/openai.yaml"
 )
-OPTIONS = ("max_repeats", "max_depth", "memory", "goals")
+OPTIONS = ("max_repeats", "max_depth", "memory", "goals", "interrupt")
 _PLACEHOLDER = re.compile(r"^\{(\w+)\}$")
 TURN, STEP, MAX_MOVES = "left", "forward", 12
 
@@ -66,7 +67,7 @@ class SymbolicPlanner:
     name = "symbolic"
 
     def __init__(self, profile: Any = None, max_repeats: int = 3, max_depth: int = 10, memory: bool = False,
-                 goals: list[str] | None = None) -> None:
+                 goals: list[str] | None = None, interrupt: list[str] | None = None) -> None:
         options = getattr(profile, "options", None) or {}
         unknown = set(options) - set(OPTIONS)
         if unknown:
@@ -77,8 +78,13 @@ class SymbolicPlanner:
         # an object the memory holds no way to is looked for (`seen(X)`, explore's effect).
         self.memory = bool(options.get("memory", memory))
         # Open-ended ends (an open world's achievements): pursued instead of the task's goal,
-        # each one independent of the others (see `_open_goals`).
+        # each one independent of the others (see `_open_goals`). An end may hold a condition,
+        # `END when A and B`: it is pursued only while A and B hold (drink while at the water).
         self.goals = [str(g) for g in options.get("goals", goals or [])]
+        self._ends = [_conditional(g) for g in self.goals]
+        # Atoms that stop a running skill call when one becomes true (the agent loop passes
+        # them to the skill runner), so the planner can answer a threat it did not see coming.
+        self.interrupt = [str(a) for a in options.get("interrupt", interrupt or [])]
 
     def reset(self) -> None:
         """Nothing to forget: every decision is made from the fresh state and the history."""
@@ -117,7 +123,7 @@ class SymbolicPlanner:
         one (in an open world, another end may be reachable where one is not). Finish when
         every end holds or none is left to try."""
         preds = frozenset(state.predicates)
-        unmet = [g for g in self.goals if not holds(g, preds)]
+        unmet = [g for g, when in self._ends if all(holds(c, preds) for c in when) and not holds(g, preds)]
         if not unmet:
             return Finish(success=True, reason=f"goals {', '.join(self.goals)} hold")
         if not context.skills:
@@ -139,11 +145,25 @@ class SymbolicPlanner:
         return None
 
 
+def _conditional(end: str) -> tuple[str, list[str]]:
+    """`END when A and B` -> (END, [A, B]); a plain end has no condition. Raises on a malformed atom."""
+    goal, _, when = end.partition(" when ")
+    conditions = [c.strip() for c in when.split(" and ")] if when.strip() else []
+    for atom in (goal.strip(), *conditions):
+        try:
+            parse(atom)
+        except ValueError as err:
+            raise PlannerError(f"symbolic planner: goals: {end!r}: {err}") from None
+    return goal.strip(), conditions
+
+
 def _failing_calls(history: list[HistoryItem], repeats: int) -> set[str]:
-    """Calls whose last `repeats` attempts in the history all failed."""
+    """Calls whose last `repeats` attempts in the history all failed (an interrupted call did
+    not fail on its own: it does not count)."""
     tries: dict[str, list[bool]] = {}
     for h in history:
-        tries.setdefault(h.decision, []).append(h.success)
+        if not h.reason.startswith(INTERRUPTED):
+            tries.setdefault(h.decision, []).append(h.success)
     return {d for d, ok in tries.items() if len(ok) >= repeats and not any(ok[-repeats:])}
 
 
@@ -275,7 +295,29 @@ class Regression:
             if step is None:
                 return None
             first = first or step
+        short = self._used_up(first, met) if first is not None else None
+        if short is not None and (more := self.achieve(short, path, kept - {short})) is not None:
+            return more  # gather enough first: the step would use up what `skill` counts on
         return first
+
+    def _used_up(self, call: SkillCall, met: set[str]) -> str | None:
+        """The counted atom to achieve before `call` so that a met precondition it would use up
+        still holds after it: `has(wood,1)` met, a call that uses `has(wood,2)` -> `has(wood,3)`.
+        Counted atoms end in a count (`name(args...,N)`); a skill declares what it uses."""
+        skill = next((s for s in self.skills if s.name == call.skill.partition("@")[0]), None)
+        if skill is None or not skill.uses:
+            return None
+        args = {k: str(v) for k, v in call.args.items()}
+        for used in (parse(fill_any(fill_known(u, args))) for u in skill.uses):
+            for atom in sorted(met):
+                a = parse(atom)
+                if a.negated or a.name != used.name or a.args[:-1] != used.args[:-1] or \
+                        not a.args or not a.args[-1].isdigit():
+                    continue
+                need = f"{a.name}({','.join((*a.args[:-1], str(int(a.args[-1]) + int(used.args[-1]))))})"
+                if not holds(need, self.preds):
+                    return need
+        return None
 
     # --- what is built in ----------------------------------------------------------------
 

@@ -151,6 +151,10 @@ class Skill(_Model):
     parameters: dict[str, ParamSpec] = Field(default_factory=dict)
     preconditions: list[str] = Field(default_factory=list)
     effects: list[str] = Field(default_factory=list)
+    # What a call uses up, as counted atoms whose last argument is a count (`has(wood,2)`: two
+    # wood fewer after it), so a planner keeps enough for a precondition it relies on. Left out
+    # of the manifest when empty, so libraries without it keep their fingerprints.
+    uses: list[str] = Field(default_factory=list)
     termination: Termination | None = None
     step_budget: int = Field(64, ge=1)
     deterministic: bool = True
@@ -198,7 +202,10 @@ class Skill(_Model):
             raise ValueError("action: a primitive skill names one harness action")
         if self.kind in ("policy", "python") and self.termination is None:
             raise ValueError(f"termination: a {self.kind} skill needs a termination condition")
-        templates = {"preconditions": self.preconditions, "effects": self.effects,
+        for t in self.uses:
+            if not parse(t).args or not re.fullmatch(r"\d+", parse(t).args[-1]) or parse(t).negated:
+                raise ValueError(f"uses: {t!r}: a counted atom whose last argument is a count, e.g. has(wood,2)")
+        templates = {"preconditions": self.preconditions, "effects": self.effects, "uses": self.uses,
                      "termination.predicates": self.termination.predicates if self.termination else []}
         for field, items in templates.items():
             for t in items:
@@ -233,7 +240,9 @@ class Skill(_Model):
         return list(self._evaluations)
 
     def manifest_json(self) -> str:
-        return json.dumps(self.model_dump(mode="json"), indent=1, sort_keys=True)
+        # an unset `uses` is left out: manifests written before it existed keep their hash
+        return json.dumps(self.model_dump(mode="json", exclude=None if self.uses else {"uses"}), indent=1,
+                          sort_keys=True)
 
     # --- arguments and predicates ---------------------------------------------------------
 

@@ -13,6 +13,13 @@ Hooks (manifest fields holding an import path, see `polar.skills.model.resolve_h
 - termination check (optional, ANDed with the termination predicates):
   `check(state, args, obs, info) -> bool`, `state` = `harness.symbolic_state()`.
 
+Interrupts (`interrupt=[...]`, from the agent: a planner profile's `interrupt` option): atoms
+over the harness's predicates that stop a policy skill's call as soon as one of them *becomes*
+true (it did not hold at the previous step), so the planner can answer what it sees (a
+threat in view, health low) instead of waiting out the call. The call fails with cause
+`interrupted`. An atom a skill's effects name (fight_zombie's `not near(zombie)`) never
+interrupts that skill: dealing with it is the call's purpose.
+
 Hooks receive `args` with unset optional parameters left out (so `args.get("color")` is
 None), while predicate templates see them as `any`. Every run returns an `Outcome`: a failing
 harness sets its `harness_error`; a policy or hook that raises (a torch policy fed the wrong
@@ -26,12 +33,13 @@ from __future__ import annotations
 
 import hashlib
 import time
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 import gymnasium as gym
 import numpy as np
 
-from polar.episode import FailureCause, Outcome
+from polar.episode import INTERRUPTED, FailureCause, Outcome
 from polar.errors import PolarError
 from polar.harnesses.base import Harness
 from polar.harnesses.rollout import harness_action, rollout
@@ -53,9 +61,11 @@ def run_skill(
     budget: int | None = None,
     obs: Any = None,
     deterministic: bool | None = None,
+    interrupt: Sequence[str] = (),
 ) -> SkillResult:
     """Run `skill` from the harness's current state. `obs` is the current observation
-    (required for policy skills). `budget` replaces the skill's own step budget."""
+    (required for policy skills). `budget` replaces the skill's own step budget. `interrupt`:
+    atoms that end a policy skill's call when one becomes true (module docstring)."""
     bound = skill.bind(args)
     cap = skill.step_budget if budget is None else int(budget)
     if cap < 1:
@@ -66,7 +76,15 @@ def run_skill(
         raise SkillSpaceMismatch(f"{skill.ref} cannot run on {harness.spec.id!r}: {why}")
     if skill.kind == "primitive":
         return _run_primitive(skill, harness, bound, obs)
-    return _run_policy(skill, harness, bound, cap, obs, skill.deterministic if deterministic is None else deterministic)
+    return _run_policy(skill, harness, bound, cap, obs, skill.deterministic if deterministic is None else deterministic,
+                       interrupts(skill, bound, interrupt))
+
+
+def interrupts(skill: Skill, args: dict[str, Any], atoms: Sequence[str]) -> list[str]:
+    """The interrupt atoms that apply to a call of `skill`: those its effects do not name
+    (positively or negated), as a call that deals with a threat must not be stopped by it."""
+    named = {parse(fill(e, args)).positive for e in skill.effects}
+    return [a for a in atoms if parse(a).positive not in named]
 
 
 def _predicates(harness: Harness) -> tuple[Any, list[str]]:
@@ -100,7 +118,7 @@ def skill_error_reason(err: BaseException) -> str:
 
 
 def _run_policy(skill: Skill, harness: Harness, args: dict[str, Any], cap: int, obs: Any,
-                deterministic: bool) -> SkillResult:
+                deterministic: bool, interrupt: Sequence[str] = ()) -> SkillResult:
     if obs is None:
         raise SkillError(f"{skill.ref}: pass the current observation (obs=...) to run a {skill.kind} skill")
     term = skill.termination
@@ -124,19 +142,26 @@ def _run_policy(skill: Skill, harness: Harness, args: dict[str, Any], cap: int, 
         return SkillResult(_outcome(**base, success=False, reason=skill_error_reason(err), error=err,
                                     predicates_after=before, t0=t0), obs)
     check_error: list[Exception] = []
+    held = {a for a in interrupt if holds(a, before)}  # interrupts that held at the last check
+    raised: list[str] = []  # the interrupt that stopped the call
 
     def done(o: Any, info: dict[str, Any]) -> bool:
-        nonlocal preds
+        nonlocal preds, held
         state, preds = unread.pop() if unread else _predicates(harness)
         results = [holds(t, preds) for t in templates]
         ok = (all(results) if term.mode == "all" else any(results)) if results else True
-        if not ok or check is None:
-            return ok
-        try:
-            return bool(check(state, hook_args, o, info))
-        except Exception as err:  # noqa: BLE001 - the termination hook's bug: stop, the skill failed
-            check_error.append(err)
+        if ok and check is not None:
+            try:
+                ok = bool(check(state, hook_args, o, info))
+            except Exception as err:  # noqa: BLE001 - the termination hook's bug: stop, the skill failed
+                check_error.append(err)
+                return True
+        now = {a for a in interrupt if holds(a, preds)}
+        new, held = sorted(now - held), now
+        if not ok and new:
+            raised.extend(new)
             return True
+        return ok
 
     seen: set[bytes] = set()
     rng: list[np.random.Generator] = []
@@ -158,6 +183,8 @@ def _run_policy(skill: Skill, harness: Harness, args: dict[str, Any], cap: int, 
     error = check_error[0] if check_error else r.act_error  # the policy or a hook raised
     if error is not None:
         reason = skill_error_reason(error)
+    elif r.stopped and raised:
+        reason = f"{INTERRUPTED}: {' and '.join(raised)} became true"
     elif r.stopped:
         reason = "termination already holds" if r.steps == 0 else "termination holds"
     elif r.harness_error is not None:
@@ -166,8 +193,9 @@ def _run_policy(skill: Skill, harness: Harness, args: dict[str, Any], cap: int, 
         reason = "episode terminated" if r.terminated else "episode truncated"
     else:
         reason = f"step budget ({cap}) exhausted"
-    outcome = _outcome(**base, success=r.stopped and error is None, reason=reason, steps=r.steps,
-                       reward=r.reward, harness_error=r.harness_error, error=error, terminated=r.terminated,
+    outcome = _outcome(**base, success=r.stopped and not raised and error is None, reason=reason, steps=r.steps,
+                       reward=r.reward, harness_error=r.harness_error, error=error, interrupted=bool(raised),
+                       terminated=r.terminated,
                        truncated=r.truncated, predicates_after=preds, affordance=affordance, t0=t0)
     return SkillResult(outcome, r.obs)
 
@@ -250,12 +278,14 @@ def _violated(effect: str, before: list[str], after: list[str]) -> bool:
 
 
 def _outcome(*, success: bool, t0: float, harness_error: str | None = None, error: BaseException | None = None,
-             **fields: Any) -> Outcome:
+             interrupted: bool = False, **fields: Any) -> Outcome:
     """`error`: what the skill's policy or a hook raised (cause `skill-error`)."""
     if success:
         cause = None
     elif error is not None:
         cause = FailureCause.SKILL_ERROR
+    elif interrupted and harness_error is None:
+        cause = FailureCause.INTERRUPTED
     else:
         cause = FailureCause.HARNESS_ERROR if harness_error is not None else FailureCause.SKILL_FAILURE
     return Outcome(success=success, cause=cause, harness_error=harness_error,

@@ -147,10 +147,37 @@ def test_the_predicates_run_is_unchanged() -> None:
     assert (cfg.profile, cfg.observation, cfg.skills) == ("student", "predicates", None)
     assert all(not t.kwargs for t in cfg.tasks + cfg.eval_tasks)
     assert "skills" not in student_suite(cfg, "x", {}, cfg.tasks, [0], 1, 0)["agents"][0]
-    # a round's resume key does not see the new fields (skills, the serving engine) while they are unset
+    # a round's resume key does not see the new fields (skills, the serving engine, DAgger's) while they are unset
     from polar.evals.improve import _key
     assert cfg.unset_serving()  # the default run sets none of them
-    dumped = cfg.model_dump(mode="json", exclude={"skills"} | cfg.unset_serving())
+    assert cfg.unset_dagger() == {"targets", "teacher", "aggregate", "teacher_per_task"}
+    dumped = cfg.model_dump(mode="json", exclude={"skills"} | cfg.unset_serving() | cfg.unset_dagger())
     import hashlib
     blob = json.dumps({"config": dumped, "round": 1, "model": "m"}, sort_keys=True)
     assert _key(cfg, 1, "m") == hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def test_stage_dagger_labels_the_three_missions_with_the_memory_teacher(tmp_path: Path) -> None:
+    bench = _bench()
+    args = bench.parse_args(["--observation", "memory", "--out", str(tmp_path), "--dagger-token-budget", "9000",
+                             "--dagger-epochs", "2", "--dagger-teacher-per-task", "7"])
+    cfg = bench.dagger_config(args, "start@1")
+    assert (cfg.model, cfg.targets, cfg.teacher, cfg.teacher_per_task) == ("start@1", "teacher", "symbolic-memory", 7)
+    assert [t.id for t in cfg.tasks] == bench.TRAIN and all(t.kwargs == {"odometry": True} and not t.task
+                                                            for t in cfg.tasks)
+    assert cfg.aggregate == [str(tmp_path.resolve() / "dataset")] and cfg.skills == "skills_memory"
+    assert (cfg.finetune["token_budget"], cfg.finetune["epochs"]) == (9000, 2.0)
+
+
+def test_the_shipping_rule_keeps_dagger_rounds_until_one_lowers_held_out_success() -> None:
+    bench = _bench()
+
+    def rows(**arms: tuple[int, int]) -> list[dict]:
+        return [{"arm": a.replace("_", "-"), "successes": k, "episodes": n} for a, (k, n) in arms.items()]
+
+    rounds = [{"round": 1, "model": "m1"}, {"round": 2, "model": "m2"}]
+    assert bench.dagger_kept(rows(dagger_start=(40, 60), dagger_1=(50, 60), dagger_2=(50, 60)), rounds) == 2
+    assert bench.dagger_kept(rows(dagger_start=(40, 60), dagger_1=(50, 60), dagger_2=(45, 60)), rounds) == 1
+    assert bench.dagger_kept(rows(dagger_start=(40, 60), dagger_1=(39, 60), dagger_2=(60, 60)), rounds) == 0
+    assert bench.dagger_kept(rows(dagger_start=(40, 60), dagger_1=(50, 60)), rounds) == 1  # round 2 not evaluated
+    assert bench.dagger_kept(rows(dagger_1=(50, 60)), rounds) == 0  # the start not evaluated: nothing counts

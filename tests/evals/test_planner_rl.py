@@ -278,3 +278,12 @@ def test_an_iteration_with_an_evaluation_is_logged_with_its_wall_time(tmp_path: 
     run.finish(1, "eval", {"rows": [], "success": 0.25, "cost": {"wall_s": 8.0}})
     row = RLRun(cfg, tmp_path, progress=False).run()["rows"][0]
     assert row["wall_total_s"] == 25.0 and row["eval_success"] == 0.25
+
+
+def test_every_rl_recipe_loads() -> None:
+    """Each recipe under evals/planner-training/ that a results README names still validates."""
+    recipes = sorted((REPO / "evals" / "planner-training").glob("rl*.yaml"))
+    assert any(p.name == "rl-seed2-boxes.yaml" for p in recipes)
+    for p in recipes:
+        cfg = load_yaml(p, RLConfig)
+        assert cfg.tasks and cfg.name, p.name

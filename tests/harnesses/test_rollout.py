@@ -72,6 +72,23 @@ def test_surviving_to_the_limit_is_a_success_and_a_shorter_cap_is_not() -> None:
     assert capped.success is False and capped.failure_cause == "step-limit" and capped.env_steps == 100
 
 
+def test_a_return_threshold_is_judged_on_whole_episodes_only() -> None:
+    """MountainCar's rule is a return of -110 over the episode (-1 per step): an episode cut
+    by Polar's cap after 50 steps, or one whose agent never acted, is not a success however
+    high its partial return; one that reaches the flag is."""
+    def swing(obs):  # push the way the car moves: reaches the flag in about 120 steps
+        return 2 if obs[1] >= 0 else 0
+
+    h = make_harness("gym:MountainCar-v0")
+    assert h.spec.success == SuccessRule(kind="min_return", threshold=-110.0)
+    capped = play_episode(h, swing, agent="code", task="flag", env_seed=0, max_steps=50, episode_id="a")
+    assert capped.episode_return == -50.0 and capped.success is False and capped.failure_cause == "step-limit"
+    whole = play_episode(h, swing, agent="code", task="flag", env_seed=0, max_steps=None, episode_id="b")
+    assert whole.terminated and whole.success == (whole.episode_return >= -110)  # at the flag, in time or not
+    assert judge(h.spec, info={}, terminated=True, truncated=False, episode_return=-100.0).success
+    assert not judge(h.spec, info={}, terminated=False, truncated=False, episode_return=0.0).success
+
+
 def test_success_is_unknown_where_nothing_can_tell() -> None:
     h = make_harness("gym:Pendulum-v1")  # no info["success"], no reward_threshold, no goal
     assert h.spec.success is None

@@ -194,3 +194,29 @@ def test_a_missing_gguf_converter_fails_before_any_training(tiny_base, tmp_path,
     with pytest.raises(ConvertError, match="converter"):
         finetune(cfg, progress=False)
     assert not (tmp_path / "work" / "train_log.json").exists(), "training ran before the converter was checked"
+
+
+def test_an_epoch_is_the_packed_sequences_the_trainer_makes(tiny_base, tmp_path):
+    """The planned steps per epoch are the sequences TRL's packing really makes: examples
+    too long to share a window are not counted as if they filled it (epochs: 1 trained 0.6
+    of a pass over ~280-token examples in 512-token windows)."""
+    import math
+
+    from datasets import Dataset
+    from transformers import AutoModelForCausalLM
+    from trl import SFTConfig
+
+    from polar.llm.finetune import _completion_loss_trainer, load_tokenizer, packed_sequences, tokenize_example
+
+    tok = load_tokenizer(tiny_base)
+    rows = [tokenize_example(tok, ex) for ex in toy_examples()] * 6
+    longest = max(len(r["input_ids"]) for r in rows)
+    window = longest + 8  # two examples never fit one window
+    args = SFTConfig(output_dir=str(tmp_path), packing=True, packing_strategy="bfd", max_length=window,
+                     completion_only_loss=True, report_to=[], use_cpu=True, max_steps=1,
+                     eos_token=tok.eos_token, pad_token=tok.pad_token or tok.eos_token)
+    trainer = _completion_loss_trainer()(model=AutoModelForCausalLM.from_pretrained(tiny_base), args=args,
+                                         train_dataset=Dataset.from_list(rows), processing_class=tok)
+    assert packed_sequences(rows, window) == len(trainer.train_dataset) == len(rows)
+    assert math.ceil(sum(len(r["input_ids"]) for r in rows) / window) < len(rows)  # the old estimate
+    assert packed_sequences(rows, 4 * longest) < len(rows)  # where they do share windows, fewer

@@ -126,6 +126,40 @@ def test_lora_sits_on_the_top_layers_only(tiny_llama: Path) -> None:
     assert {n.split(".")[-4] for n in names} == {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"}
 
 
+def test_the_layers_without_lora_run_once_and_the_update_is_the_same(tmp_path: Path) -> None:
+    """The bottom layers (no LoRA) run once per distinct sequence and the reference and policy
+    passes start from their output: the same log-probs, KL and adapter as running every layer."""
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from polar.llm.rl import frozen_layers
+
+    torch.manual_seed(1)
+    cfg = LlamaConfig(vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=4,
+                      num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=128)
+    LlamaForCausalLM(cfg).save_pretrained(tmp_path / "ckpt")
+    gcfg = GRPOConfig(learning_rate=5e-3, minibatch=2, lora_layers=2, lora_r=4, lora_alpha=8, threads=1)
+    a, b = GRPOTrainer(tmp_path / "ckpt", gcfg), GRPOTrainer(tmp_path / "ckpt", gcfg)
+    assert frozen_layers(a.model) == 2
+    seqs = [([1, 2, 3, 4], [10, 11, 12], 1.0), ([1, 2, 3, 5], [20, 21], -1.0), ([1, 2, 3, 4], [10, 11, 12], 1.0)]
+    for _ in range(2):  # the second update: the adapter is no longer zero, the KL not 0
+        ra = [_on_policy(a, p, c, adv) for p, c, adv in seqs]
+        sa, sb = a.update(ra), b.update(ra, share_frozen=False)
+        assert sa["frozen_layers"] == 2 and sb["frozen_layers"] == 0
+        for k in ("loss", "kl", "ratio", "clip_frac"):
+            assert math.isclose(sa[k], sb[k], rel_tol=1e-5, abs_tol=1e-7), k
+    assert sa["kl"] > 0
+    pa = dict(a.model.named_parameters())
+    for n, p in b.model.named_parameters():
+        if p.requires_grad:
+            assert torch.allclose(p, pa[n], atol=1e-6), n
+    with torch.no_grad():  # the model's own layers are back after each pass
+        lm = a.model.get_base_model()
+        assert len(lm.model.layers) == 4 and not isinstance(lm.model.norm, torch.nn.Identity)
+        assert torch.allclose(sequence_logprobs(a.model, [1, 2, 3, 5], [20, 21]),
+                              sequence_logprobs(b.model, [1, 2, 3, 5], [20, 21]), atol=1e-6)
+
+
 # --- token faithfulness --------------------------------------------------------------------------------
 
 

@@ -215,3 +215,29 @@ def test_a_killed_test_runs_leftovers_are_cleared_by_the_next_run():
             server.wait()
         for root in roots.values():
             shutil.rmtree(root, ignore_errors=True)
+
+
+def test_our_server_is_reused_only_for_the_weights_it_loaded():
+    """Versions of one model share a served name: a server of ours that loaded other weights
+    under that name is refused (naming both), not silently reused for the new version."""
+    require_model("smollm2-135m")
+    from polar.llm.models import resolve_model
+
+    port = free_port()
+    proc = sleeper()
+    path = record(port, proc, ownership.run_id())
+    settings = serve.ServerSettings(model="smollm2-135m", port=port)
+    try:
+        with answering(port):
+            state = json.loads(path.read_text())
+            path.write_text(json.dumps({**state, "weights": "smollm2-135m@1 /elsewhere/older.gguf"}))
+            with pytest.raises(serve.ServeError, match=r"serves smollm2-135m@1 \(/elsewhere/older.gguf\).*other weights"):
+                serve.ensure_server(settings, announce=lambda _: None)
+            with pytest.raises(serve.ServeError, match="other weights"):
+                serve.start(settings, announce=lambda _: None)
+            path.write_text(json.dumps({**state, "weights": serve.weights_id(resolve_model("smollm2-135m"))}))
+            assert serve.ensure_server(settings, announce=lambda _: None)["started"] is False
+    finally:
+        proc.kill()
+        proc.wait()
+        path.unlink(missing_ok=True)

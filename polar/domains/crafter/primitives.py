@@ -6,6 +6,8 @@ They are generated from Crafter's own rules (`crafter.constants`: `place` and `m
 data.yaml), so a precondition cannot drift from the game: placing needs the materials it
 `uses` and a faced cell it may go on (`can_place(NAME)`); making a tool needs what it `uses`
 and the `nearby` stations within the 3x3 cells around the player (`near(table)`).
+What a primitive uses up is declared too (`uses: [has(wood,2)]`), so a planner collects enough
+for the next recipe before placing the table that eats into it.
 Collecting, eating, drinking and fighting act through `do` on what the player faces and are
 the learned skills' part, not primitives.
 """
@@ -39,7 +41,7 @@ def primitive_skills() -> list[Skill]:
                         f"One action; uses {_words(rule['uses'])}.",
             preconditions=[*_uses(rule["uses"]), f"can_place({name})"],
             effects=[f"facing({shown})", f"near({shown})", f"achieved(place_{name})"],
-            step_budget=1,
+            uses=_uses(rule["uses"]), step_budget=1,
         ))
     for name, rule in crafter.constants.make.items():
         out.append(Skill(
@@ -48,7 +50,7 @@ def primitive_skills() -> list[Skill]:
                         f"a {' and a '.join(rule['nearby'])} (within the 3x3 cells around you). One action.",
             preconditions=[*_uses(rule["uses"]), *(f"near({station})" for station in rule["nearby"])],
             effects=[f"has({name})", f"achieved(make_{name})"],
-            step_budget=1,
+            uses=_uses(rule["uses"]), step_budget=1,
         ))
     out.append(Skill(
         name="sleep", kind="primitive", action="sleep", harnesses=CRAFTER,
