@@ -206,7 +206,12 @@ def test_an_epoch_is_the_packed_sequences_the_trainer_makes(tiny_base, tmp_path)
     from transformers import AutoModelForCausalLM
     from trl import SFTConfig
 
-    from polar.llm.finetune import _completion_loss_trainer, load_tokenizer, packed_sequences, tokenize_example
+    from polar.llm.finetune import (
+        _completion_loss_trainer,
+        load_tokenizer,
+        packed_sequences,
+        tokenize_example,
+    )
 
     tok = load_tokenizer(tiny_base)
     rows = [tokenize_example(tok, ex) for ex in toy_examples()] * 6
