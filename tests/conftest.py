@@ -197,4 +197,5 @@ def docker_engine():
     yield client
     docker.finish_removals()
     left = client.containers.list(all=True, filters={"label": f"{docker.OWNER_LABEL}={docker.owner_id()}"})
-    assert left == [], f"sandbox containers left behind: {[(c.short_id, c.status) for c in left]}"
+    assert left == [], ("sandbox containers left behind (id, status, created, finished): "
+                        f"{[(c.short_id, c.status, c.attrs.get('Created'), c.attrs.get('State', {}).get('FinishedAt')) for c in left]}")

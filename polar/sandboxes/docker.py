@@ -138,8 +138,10 @@ def _reap_once(client: Any) -> None:
 
 # -- removal in the background -----------------------------------------------------------
 
-_pending: list[threading.Thread] = []
+_pending: list[threading.Thread] = []  # removals under way (guarded by _pending_lock)
+_pending_lock = threading.Lock()
 _open_pools: weakref.WeakSet[ContainerPool] = weakref.WeakSet()
+_refillers: list[threading.Thread] = []  # pools' start threads, also of pools closed while one was starting
 _live: set[WarmContainer] = set()  # started and not yet discarded (also those never closed)
 
 
@@ -148,8 +150,9 @@ def _discard(container: Any, conn: socket.socket | None = None) -> None:
     it); `finish_removals` waits for these at interpreter exit."""
     thread = threading.Thread(target=_remove, args=(container, conn), daemon=True,
                               name="polar-sandbox-remove")
-    thread.start()
-    _pending[:] = [t for t in _pending if t.is_alive()] + [thread]
+    with _pending_lock:  # several threads discard at once (pools' refills, sandboxes closing)
+        thread.start()
+        _pending[:] = [t for t in _pending if t.is_alive()] + [thread]
 
 
 def _remove(container: Any, conn: socket.socket | None, patience_s: float = 120.0) -> bool:
@@ -193,10 +196,17 @@ def finish_removals(timeout: float = 180.0) -> None:
     deadline = time.monotonic() + timeout
     for pool in list(_open_pools):
         pool.close(wait_s=max(0.0, deadline - time.monotonic()))
+    for thread in list(_refillers):  # a closed pool's start under way discards what it started
+        thread.join(max(0.0, deadline - time.monotonic()))
     for warm in list(_live):  # sandboxes nobody closed
         warm.discard()
-    for thread in list(_pending):
-        thread.join(max(0.0, deadline - time.monotonic()))
+    while time.monotonic() < deadline:  # until no removal is under way, those begun meanwhile too
+        with _pending_lock:
+            running = [t for t in _pending if t.is_alive()]
+        if not running:
+            break
+        for thread in running:
+            thread.join(max(0.0, deadline - time.monotonic()))
 
 
 atexit.register(finish_removals)
@@ -403,6 +413,7 @@ class ContainerPool:
         self._thread = threading.Thread(target=self._refill, daemon=True, name="polar-pool")
         _open_pools.add(self)
         self._thread.start()
+        _refillers[:] = [t for t in _refillers if t.is_alive()] + [self._thread]
         for _ in range(size):
             self._wanted.release()
 

@@ -50,3 +50,23 @@ def test_giving_up_is_logged_with_the_engines_reason(monkeypatch: pytest.MonkeyP
     with caplog.at_level(logging.WARNING, logger="polar.sandboxes.docker"):
         assert not sandbox_docker._remove(_Refusing(refusals=10**6), None, patience_s=0.3)
     assert "abc123" in caplog.text and "state improper" in caplog.text
+
+
+def test_finish_removals_waits_for_removals_begun_while_it_waits(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A removal started while `finish_removals` is waiting (a pool's start thread discarding
+    what it started after the pool closed) is waited for too, not left half done."""
+    import time
+
+    done: list[str] = []
+
+    def slow_remove(container: str, conn: object, patience_s: float = 0.0) -> bool:
+        time.sleep(0.3)
+        if container == "first":
+            sandbox_docker._discard("late")  # begun while the first is still being removed
+        done.append(container)
+        return True
+
+    monkeypatch.setattr(sandbox_docker, "_remove", slow_remove)
+    sandbox_docker._discard("first")
+    sandbox_docker.finish_removals(timeout=10)
+    assert sorted(done) == ["first", "late"]
