@@ -58,8 +58,11 @@ def test_finish_removals_waits_for_removals_begun_while_it_waits(monkeypatch: py
     import time
 
     done: list[str] = []
+    real_remove = sandbox_docker._remove  # other tests' removals may still be under way: theirs stay real
 
-    def slow_remove(container: str, conn: object, patience_s: float = 0.0) -> bool:
+    def slow_remove(container: object, conn: object, patience_s: float = 120.0) -> bool:
+        if not isinstance(container, str):
+            return real_remove(container, conn, patience_s)  # type: ignore[arg-type]
         time.sleep(0.3)
         if container == "first":
             sandbox_docker._discard("late")  # begun while the first is still being removed
