@@ -92,6 +92,9 @@ def doctor(
         typer.echo("engine: started Podman's API service for this check and left it running "
                    "(--keep-engine); stop it with `polar sandbox doctor --stop-engine`")
     else:
+        from polar.sandboxes.docker import finish_removals
+
+        finish_removals()  # the probes' containers go through this service: removed before it stops
         stopped = stop_podman_service()
         typer.echo("engine: " + ("started Podman's API service for this check and stopped it again"
                                  if stopped else "could not stop the podman service it started"))
