@@ -1,6 +1,6 @@
 """Crafter's skill library: the learnt `collect_<resource>` skills (one PPO policy, one manifest
 per target), small scripted skills (`explore`, `face_free`, `fight_zombie`, `fight_skeleton`,
-`hunt_cow`, `drink_up`, `rest`) and the primitives.
+`hunt_cow`, `drink_up`, `rest`, `shelter`) and the primitives.
 
 Every manifest declares preconditions and effects in the harness's predicates, so a generic
 symbolic planner regresses Crafter's tech tree over them: `collect_stone` needs
@@ -28,12 +28,13 @@ from polar.skills.model import Skill
 COLLECT_BUDGET = 150  # steps: the training episodes' limit
 EXPLORE_BUDGET = 100
 REST_BUDGET = 400  # energy refills by about one point per 30 steps asleep
+SHELTER_BUDGET = 400  # a night lasts about 125 of Crafter's 300-step days; then sleep to full
 # What `explore` looks for: what the world generates (a table or furnace is only where the
 # player put one, so a planner places a new one rather than search for it)
 EXPLORE_THINGS = ["tree", "stone", "coal", "iron", "diamond", "water", "lava", "cow", "zombie", "skeleton"]
 _MOVES = {(-1, 0): "move_left", (1, 0): "move_right", (0, -1): "move_up", (0, 1): "move_down"}
 _DIRS = list(_MOVES)  # in view.FACING order: left, right, up, down
-WALK = ("grass", "sand", "path")
+WALK = view.WALK
 
 
 def skill_name(target: str) -> str:
@@ -225,6 +226,16 @@ def scripted_skills() -> list[Skill]:
               preconditions=["sees(cow)"], effects=["gained(food)", "not low(food)", "achieved(eat_cow)"],
               termination={"check": "polar.domains.crafter.skills:hunt_done"},
               policy={"loader": "polar.domains.crafter.skills:hunt_act", "config": {}}, step_budget=60),
+        Skill(kind="python", harnesses=CRAFTER, name="shelter",
+              description="Wall yourself in for the night and sleep: dig a two-cell tunnel into stone (or use a "
+                          "corridor between trees, water or stone), close both ends with stone, sleep until it "
+                          "is day and energy is full, then dig the door open. Needs a wood pickaxe. Scripted, "
+                          "not learnt (polar.domains.crafter.shelter).",
+              preconditions=["has(wood_pickaxe)", "sees(stone)"],
+              effects=["not night", "full(energy)", "not low(energy)", "achieved(wake_up)"],
+              termination={"predicates": ["not night", "full(energy)", "not asleep", "not sheltered"]},
+              features={"fn": "polar.domains.crafter.shelter:features"},
+              policy={"loader": "polar.domains.crafter.shelter:act", "config": {}}, step_budget=SHELTER_BUDGET),
         Skill(**common, name="rest",
               description="Sleep until energy is full (the player then wakes: achievement wake_up). "
                           "Zombies hit a sleeper harder. Scripted, not learnt.",

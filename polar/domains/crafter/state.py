@@ -19,7 +19,7 @@ LOW_VITAL = 3  # at or below: the vital is low
 MAX_VITAL = 9
 PREDICATE_VOCABULARY = [
     "achieved(ACHIEVEMENT)", "has(ITEM)", "has(ITEM,N)", "sees(THING)", "near(THING)", "facing(THING)",
-    "can_place(NAME)", "low(VITAL)", "full(VITAL)", "night", "asleep", "gained(ITEM)",
+    "can_place(NAME)", "low(VITAL)", "full(VITAL)", "night", "asleep", "sheltered", "gained(ITEM)",
 ]
 
 
@@ -73,4 +73,6 @@ def view_predicates(obs: dict[str, Any], achievements: dict[str, int], gained: l
         preds.add("night")
     if int(obs["sleeping"]):
         preds.add("asleep")
+    if view.enclosed(sem):  # walled in: no zombie can walk up (view.enclosed)
+        preds.add("sheltered")
     return sorted(preds)
