@@ -69,7 +69,7 @@ def register(run: Path, library: Path, env_steps: int | None) -> None:
 
 
 # Scripted skills measured the same way, from the start staged for the target they act on
-SCRIPTED = {"hunt_cow": "cow"}
+SCRIPTED = {"hunt_cow": "cow", "chop_wood": "wood"}
 
 
 def measure(library: Path, episodes: int, targets: list[str], names: dict[str, str] | None = None) -> dict[str, dict]:

@@ -52,7 +52,7 @@ def _add(c: Cell, d: Cell, k: int = 1) -> Cell:
     return c[0] + k * d[0], c[1] + k * d[1]
 
 
-def _paths(sem: np.ndarray) -> dict[Cell, tuple[int, Cell | None, Cell | None]]:
+def free_paths(sem: np.ndarray) -> dict[Cell, tuple[int, Cell | None, Cell | None]]:
     """Breadth-first over free walkable cells from the player: cell -> (steps, first move, last move)."""
     out: dict[Cell, tuple[int, Cell | None, Cell | None]] = {view.CENTRE: (0, None, None)}
     todo = deque([view.CENTRE])
@@ -127,7 +127,7 @@ def _site(sem: np.ndarray, E: Cell, e: Cell, pickaxe: bool) -> dict[str, str] | 
 
 def plan(sem: np.ndarray, facing: int, stone: int, pickaxe: bool) -> tuple[int, str] | None:
     """(cost, first action) of the cheapest site in view from where the player stands, or None."""
-    paths = _paths(sem)
+    paths = free_paths(sem)
     here, face = view.CENTRE, DIRS[facing]
     best: tuple[int, str] | None = None
     w, h = sem.shape[:2]
@@ -209,7 +209,7 @@ def act(x: dict[str, Any], args: dict[str, Any]) -> int:
 def _towards_stone(sem: np.ndarray, facing: int) -> str | None:
     """No site in view: the first move to the free cell next to the nearest stone (where tunnels
     can be dug), or digging into it from there; None when no stone is in view."""
-    paths = _paths(sem)
+    paths = free_paths(sem)
     stones = [(x, y) for x in range(sem.shape[0]) for y in range(sem.shape[1]) if _mat(sem, (x, y)) == "stone"]
     best = None
     for s in stones:
