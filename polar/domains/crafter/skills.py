@@ -150,22 +150,9 @@ def fight_act(x: dict[str, Any], args: dict[str, Any]) -> int:
 
 
 def drink_act(x: dict[str, Any], args: dict[str, Any]) -> int:
-    """`drink_up`'s policy, next to water: face an orthogonally neighbouring water cell (a move
-    towards water only turns the player: water cannot be walked on) and drink; water only
-    diagonally next: step beside it first."""
-    sem, facing = x["semantic"], int(x["facing"])
-    water = view.MATERIALS.index("water")
-    cx, cy = view.CENTRE
-    for d in _DIRS:
-        if int(sem[cx + d[0], cy + d[1], 0]) == water:
-            return _action("do") if _DIRS[facing] == d else _action(_MOVES[d])
-    for dx in (-1, 1):
-        for dy in (-1, 1):
-            if int(sem[cx + dx, cy + dy, 0]) == water:
-                for d in ((dx, 0), (0, dy)):
-                    if _free(sem, d):
-                        return _action(_MOVES[d])
-    return explore_act(x, args)
+    """`drink_up`'s policy: to the nearest water in view, face it (a move towards water only turns
+    the player: water cannot be walked on) and drink, a sip a step."""
+    return approach_act(x, "water")
 
 
 def hunt_act(x: dict[str, Any], args: dict[str, Any]) -> int:
@@ -178,27 +165,31 @@ def hunt_done(state: Any, args: dict[str, Any], obs: Any = None, info: Any = Non
     return collect.hook_done(state, {"resource": "cow"}, obs, info)
 
 
-def gather_act(x: dict[str, Any], args: dict[str, Any]) -> int:
-    """`chop_wood`'s policy: walk the shortest free way to a cell beside the nearest tree in view,
-    face it (a move towards a tree only turns the player) and cut it, a wood a step (a tree stays
-    a tree); no tree in view: walk on (explore)."""
+def approach_act(x: dict[str, Any], material: str) -> int:
+    """Walk the shortest free way (over grass, sand and path, around creatures) to a cell beside
+    the nearest `material` cell in view, face it (a move towards a cell that cannot be walked on
+    only turns the player) and `do`; none in view or none reachable: walk on (explore)."""
     from polar.domains.crafter.shelter import DIRS, MOVES, free_paths
 
     sem, facing = x["semantic"], int(x["facing"])
-    tree = view.MATERIALS.index("tree")
     paths = free_paths(sem)
     best = None
-    for tx, ty in np.argwhere(sem[..., 0] == tree):
-        for i, (dx, dy) in enumerate(DIRS):  # stand at tree - d, face d
+    for tx, ty in np.argwhere(sem[..., 0] == view.MATERIALS.index(material)):
+        for i, (dx, dy) in enumerate(DIRS):  # stand at the cell - d, facing d
             stand = (int(tx) - dx, int(ty) - dy)
             if stand in paths and (best is None or paths[stand][0] < best[0]):
                 best = (paths[stand][0], paths[stand][1], i)
     if best is None:
-        return explore_act(x, args)
+        return explore_act(x, {})
     dist, first, i = best
     if dist == 0:
-        return _action("do") if facing == i else _action(MOVES[i])
+        return _action("do") if facing == i else _action(_MOVES[DIRS[i]])
     return _action(MOVES[DIRS.index(first)])
+
+
+def gather_act(x: dict[str, Any], args: dict[str, Any]) -> int:
+    """`chop_wood`'s policy: to the nearest tree in view and cut it, a wood a step (a tree stays)."""
+    return approach_act(x, "tree")
 
 
 def gather_done(state: Any, args: dict[str, Any], obs: Any = None, info: Any = None) -> bool:
@@ -241,11 +232,11 @@ def scripted_skills() -> list[Skill]:
                 policy={"loader": "polar.domains.crafter.skills:fight_act", "config": {}}, step_budget=60)
           for foe in ("zombie", "skeleton")),
         Skill(**common, name="drink_up",
-              description="Drink until drink is full, standing next to water (within the 3x3 cells "
-                          "around you): face it and drink, a sip a step. Scripted, not learnt.",
-              preconditions=["near(water)"], effects=["full(drink)", "not low(drink)", "achieved(collect_drink)"],
+              description="Drink until drink is full: walk the shortest way to the nearest water in view, "
+                          "face it and drink, a sip a step. Scripted, not learnt.",
+              preconditions=["sees(water)"], effects=["full(drink)", "not low(drink)", "achieved(collect_drink)"],
               termination={"predicates": ["full(drink)"]},
-              policy={"loader": "polar.domains.crafter.skills:drink_act", "config": {}}, step_budget=30),
+              policy={"loader": "polar.domains.crafter.skills:drink_act", "config": {}}, step_budget=60),
         Skill(**common, name="hunt_cow",
               description="Eat a cow to keep food up: go for the nearest cow in view and hit it until "
                           "it is eaten (food rises by 6). Scripted, not learnt (polar.domains.crafter.skills): "

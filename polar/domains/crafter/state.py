@@ -19,7 +19,7 @@ LOW_VITAL = 3  # at or below: the vital is low
 MAX_VITAL = 9
 PREDICATE_VOCABULARY = [
     "achieved(ACHIEVEMENT)", "has(ITEM)", "has(ITEM,N)", "sees(THING)", "near(THING)", "facing(THING)",
-    "can_place(NAME)", "low(VITAL)", "full(VITAL)", "night", "asleep", "sheltered", "gained(ITEM)",
+    "can_place(NAME)", "low(VITAL)", "full(VITAL)", "below(VITAL,N)", "night", "asleep", "sheltered", "gained(ITEM)",
 ]
 
 
@@ -65,6 +65,8 @@ def view_predicates(obs: dict[str, Any], achievements: dict[str, int], gained: l
             preds.add(f"low({vital})")
         if v >= MAX_VITAL:
             preds.add(f"full({vital})")
+        # below(drink,7): drink is under 7, for a profile's own thresholds (drink ahead of need)
+        preds |= {f"below({vital},{k})" for k in range(int(v) + 1, MAX_VITAL + 1)}
     mat, obj = view.facing_cell(sem, int(obs["facing"]))
     preds.add(f"facing({obj if obj != 'none' else mat})")
     if obj == "none":
