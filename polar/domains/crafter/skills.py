@@ -192,6 +192,11 @@ def gather_act(x: dict[str, Any], args: dict[str, Any]) -> int:
     return approach_act(x, "tree")
 
 
+def go_near_act(x: dict[str, Any], args: dict[str, Any]) -> int:
+    """`go_near`'s policy: the shortest free way to beside the nearest `thing` (a table or furnace)."""
+    return approach_act(x, str(args.get("thing", "table")))
+
+
 def gather_done(state: Any, args: dict[str, Any], obs: Any = None, info: Any = None) -> bool:
     """`chop_wood`'s termination: collect_wood's own check (wood rose, or n held)."""
     return collect.hook_done(state, {**args, "resource": "wood"}, obs, info)
@@ -266,6 +271,14 @@ def scripted_skills() -> list[Skill]:
               preconditions=["sees(tree)"], effects=["has(wood,{n})", "gained(wood)", "achieved(collect_wood)"],
               termination={"check": "polar.domains.crafter.skills:gather_done"},
               policy={"loader": "polar.domains.crafter.skills:gather_act", "config": {}}, step_budget=60),
+        Skill(**common, name="go_near",
+              description="Walk to the nearest table or furnace you can see until you are next to it, where "
+                          "you can make tools. Scripted stand-in for the learnt goto_table and goto_furnace.",
+              parameters={"thing": {"choices": ["table", "furnace"], "required": True,
+                                    "description": "the station to go to"}},
+              preconditions=["sees({thing})"], effects=["near({thing})"],
+              termination={"predicates": ["near({thing})"]},
+              policy={"loader": "polar.domains.crafter.skills:go_near_act", "config": {}}, step_budget=40),
         Skill(**common, name="rest",
               description="Sleep until energy is full (the player then wakes: achievement wake_up). "
                           "Zombies hit a sleeper harder. Scripted, not learnt.",
