@@ -1,5 +1,5 @@
-"""`shelter`: a scripted skill that walls the player in for the night and sleeps until it is day
-and energy is full, then opens the door. Scripted, not learnt (like `hunt_cow`).
+"""`shelter`: a scripted skill that walls the player in for the night and sleeps until it is no
+longer dark (the `dark` predicate: dusk to early morning) and energy is full, then opens the door. Scripted, not learnt (like `hunt_cow`).
 
 Why a two-cell tunnel: Crafter's player faces a cell only by moving towards it, and a move
 towards a free cell walks onto it; so a free neighbouring cell can be faced (and a stone placed
@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from polar.domains.crafter import view
-from polar.domains.crafter.state import MAX_VITAL
+from polar.domains.crafter.state import DARK, MAX_VITAL
 
 WALK = view.WALK  # what zombies (and the player, safely) walk on
 # Cells a zombie cannot enter and that stay put (lava too, but a misstep into it kills: not used)
@@ -167,7 +167,7 @@ def features(obs: Any, args: dict[str, Any], harness: Any = None) -> dict[str, A
             "stone": int(inv[view.ITEMS.index("stone")]),
             "pickaxe": bool(inv[view.ITEMS.index("wood_pickaxe")] > 0),
             "energy": int(np.asarray(obs["vitals"])[view.VITALS.index("energy")]),
-            "night": float(np.asarray(obs["daylight"]).reshape(-1)[0]) < 0.5,
+            "dark": float(np.asarray(obs["daylight"]).reshape(-1)[0]) < DARK,
             "sleeping": bool(int(obs["sleeping"]))}
 
 
@@ -187,13 +187,13 @@ def _door(sem: np.ndarray, facing: int) -> str:
 
 
 def act(x: dict[str, Any], args: dict[str, Any]) -> int:
-    """One step of `shelter`: sealed in, sleep through the night (and until energy is full), then
+    """One step of `shelter`: sealed in, sleep while it is dark (and until energy is full), then
     open the door; outside, work towards the cheapest site in view, else towards stone."""
     from polar.domains.crafter.skills import _action, explore_act
 
     sem, facing = x["semantic"], int(x["facing"])
     if view.enclosed(sem):
-        if x["night"] or x["sleeping"] or x["energy"] < MAX_VITAL:
+        if x["dark"] or x["sleeping"] or x["energy"] < MAX_VITAL:
             return _action("sleep")
         return _action(_door(sem, facing))
     best = plan(sem, facing, int(x["stone"]), bool(x["pickaxe"]))

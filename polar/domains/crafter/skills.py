@@ -28,7 +28,7 @@ from polar.skills.model import Skill
 COLLECT_BUDGET = 150  # steps: the training episodes' limit
 EXPLORE_BUDGET = 100
 REST_BUDGET = 400  # energy refills by about one point per 30 steps asleep
-SHELTER_BUDGET = 400  # a night lasts about 125 of Crafter's 300-step days; then sleep to full
+SHELTER_BUDGET = 400  # dark lasts about 160 of Crafter's 300-step days; then sleep to full
 # What `explore` looks for: what the world generates (a table or furnace is only where the
 # player put one, so a planner places a new one rather than search for it)
 EXPLORE_THINGS = ["tree", "stone", "coal", "iron", "diamond", "water", "lava", "cow", "zombie", "skeleton"]
@@ -253,13 +253,13 @@ def scripted_skills() -> list[Skill]:
         Skill(kind="python", harnesses=CRAFTER, name="shelter",
               description="Wall yourself in for the night and sleep: dig a two-cell tunnel into stone (or use a "
                           "corridor between trees, water or stone), close both ends with stone, sleep until it "
-                          "is day and energy is full, then dig the door open. Needs a wood pickaxe. Scripted, "
+                          "is no longer dark and energy is full, then dig the door open. Needs a wood pickaxe. Scripted, "
                           "not learnt (polar.domains.crafter.shelter).",
               preconditions=["has(wood_pickaxe)", "sees(stone)"],
               # not achieved(wake_up) nor full(energy): by day with energy full its termination holds
               # at once, and a planner would call it for them again and again, to no effect
-              effects=["not night", "not low(energy)"],
-              termination={"predicates": ["not night", "full(energy)", "not asleep", "not sheltered"]},
+              effects=["not dark", "not night", "not low(energy)"],
+              termination={"predicates": ["not dark", "full(energy)", "not asleep", "not sheltered"]},
               features={"fn": "polar.domains.crafter.shelter:features"},
               policy={"loader": "polar.domains.crafter.shelter:act", "config": {}}, step_budget=SHELTER_BUDGET),
         Skill(**common, name="chop_wood",
