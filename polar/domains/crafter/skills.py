@@ -237,8 +237,8 @@ def scripted_skills() -> list[Skill]:
                 policy={"loader": "polar.domains.crafter.skills:fight_act", "config": {}}, step_budget=60)
           for foe in ("zombie", "skeleton")),
         Skill(**common, name="drink_up",
-              description="Drink until drink is full: walk the shortest way to the nearest water in view, "
-                          "face it and drink, a sip a step. Scripted, not learnt.",
+              description="Drink until you are full: walk to the nearest water you can see, face it and "
+                          "drink, a sip a step. Scripted, not learnt.",
               preconditions=["sees(water)"], effects=["full(drink)", "not low(drink)", "achieved(collect_drink)"],
               termination={"predicates": ["full(drink)"]},
               policy={"loader": "polar.domains.crafter.skills:drink_act", "config": {}}, step_budget=60),
