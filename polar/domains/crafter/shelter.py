@@ -21,21 +21,17 @@ the policy keeps no state: each step it re-plans the cheapest site from where th
 
 from __future__ import annotations
 
-from collections import deque
 from typing import Any
 
 import numpy as np
 
 from polar.domains.crafter import view
+from polar.domains.crafter.moves import DIRS, MOVES, WALK, Cell, action, explore_act, free_paths
 from polar.domains.crafter.state import DARK, MAX_VITAL
 
-WALK = view.WALK  # what zombies (and the player, safely) walk on
 # Cells a zombie cannot enter and that stay put (lava too, but a misstep into it kills: not used)
 WALLS = ("none", "water", "stone", "tree", "coal", "iron", "diamond", "table", "furnace")
 PLACE_STONE_ON = ("grass", "sand", "path", "water", "lava")  # Crafter's place.stone.where
-DIRS = ((-1, 0), (1, 0), (0, -1), (0, 1))  # view.FACING order: left, right, up, down
-MOVES = ("move_left", "move_right", "move_up", "move_down")
-Cell = tuple[int, int]
 
 
 def _mat(sem: np.ndarray, c: Cell) -> str:
@@ -50,21 +46,6 @@ def _obj(sem: np.ndarray, c: Cell) -> str:
 
 def _add(c: Cell, d: Cell, k: int = 1) -> Cell:
     return c[0] + k * d[0], c[1] + k * d[1]
-
-
-def free_paths(sem: np.ndarray) -> dict[Cell, tuple[int, Cell | None, Cell | None]]:
-    """Breadth-first over free walkable cells from the player: cell -> (steps, first move, last move)."""
-    out: dict[Cell, tuple[int, Cell | None, Cell | None]] = {view.CENTRE: (0, None, None)}
-    todo = deque([view.CENTRE])
-    while todo:
-        c = todo.popleft()
-        dist, first, _ = out[c]
-        for d in DIRS:
-            n = _add(c, d)
-            if n not in out and _mat(sem, n) in WALK and _obj(sem, n) == "none":
-                out[n] = (dist + 1, first or d, d)
-                todo.append(n)
-    return out
 
 
 def _site_actions(sem: np.ndarray, at: str, facing: Cell, e: Cell, cells: dict[str, str]) -> list[str] | None:
@@ -189,21 +170,19 @@ def _door(sem: np.ndarray, facing: int) -> str:
 def act(x: dict[str, Any], args: dict[str, Any]) -> int:
     """One step of `shelter`: sealed in, sleep while it is dark (and until energy is full), then
     open the door; outside, work towards the cheapest site in view, else towards stone."""
-    from polar.domains.crafter.skills import _action, explore_act
-
     sem, facing = x["semantic"], int(x["facing"])
     if view.enclosed(sem):
         if x["dark"] or x["sleeping"] or x["energy"] < MAX_VITAL:
-            return _action("sleep")
-        return _action(_door(sem, facing))
+            return action("sleep")
+        return action(_door(sem, facing))
     best = plan(sem, facing, int(x["stone"]), bool(x["pickaxe"]))
     if best is None:
         step = _towards_stone(sem, facing)
-        return _action(step) if step is not None else explore_act(x, args)
+        return action(step) if step is not None else explore_act(x, args)
     ahead = _add(view.CENTRE, DIRS[facing])
     if best[1] == "place_stone" and _obj(sem, ahead) != "none":
-        return _action("do")  # a creature stands where the stone goes: hit it (a zombie leaves)
-    return _action(best[1])
+        return action("do")  # a creature stands where the stone goes: hit it (a zombie leaves)
+    return action(best[1])
 
 
 def _towards_stone(sem: np.ndarray, facing: int) -> str | None:

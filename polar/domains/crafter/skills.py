@@ -15,15 +15,20 @@ suite's cost ledger charges them to the planner that uses them).
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from polar.domains.crafter import collect, view
+from polar.domains.crafter.moves import DIRS as _DIRS
+from polar.domains.crafter.moves import action as _action
+from polar.domains.crafter.moves import approach_act, explore_act
+from polar.domains.crafter.moves import free as _free
 from polar.domains.crafter.primitives import CRAFTER, primitive_skills
 from polar.skills.model import Skill
+
+_MOVES = {d: m for d, m in zip(_DIRS, ("move_left", "move_right", "move_up", "move_down"), strict=True)}
 
 COLLECT_BUDGET = 150  # steps: the training episodes' limit
 EXPLORE_BUDGET = 100
@@ -32,9 +37,6 @@ SHELTER_BUDGET = 400  # dark lasts about 160 of Crafter's 300-step days; then sl
 # What `explore` looks for: what the world generates (a table or furnace is only where the
 # player put one, so a planner places a new one rather than search for it)
 EXPLORE_THINGS = ["tree", "stone", "coal", "iron", "diamond", "water", "lava", "cow", "zombie", "skeleton"]
-_MOVES = {(-1, 0): "move_left", (1, 0): "move_right", (0, -1): "move_up", (0, 1): "move_down"}
-_DIRS = list(_MOVES)  # in view.FACING order: left, right, up, down
-WALK = view.WALK
 
 
 def skill_name(target: str) -> str:
@@ -87,34 +89,6 @@ def view_features(obs: Any, args: dict[str, Any], harness: Any = None) -> dict[s
     return {"semantic": np.asarray(obs["semantic"]), "facing": int(obs["facing"])}
 
 
-def _free(sem: np.ndarray, d: tuple[int, int], where: tuple[str, ...] = WALK) -> bool:
-    cx, cy = view.CENTRE
-    mat, obj = sem[cx + d[0], cy + d[1]]
-    return view.MATERIALS[int(mat)] in where and int(obj) == 0
-
-
-def _action(name: str) -> int:
-    import crafter
-
-    return list(crafter.constants.actions).index(name)
-
-
-def explore_act(x: dict[str, Any], args: dict[str, Any]) -> int:
-    """Walk on: straight ahead while the cell ahead is free ground, else to a free neighbour
-    (never into lava or water). The choice among neighbours is drawn from a generator seeded by
-    the view, so a run repeats exactly while still leaving dead ends."""
-    sem, facing = x["semantic"], int(x["facing"])
-    rng = np.random.default_rng(int.from_bytes(hashlib.blake2b(sem.tobytes() + bytes([facing]),
-                                                                digest_size=8).digest(), "little"))
-    ahead = _DIRS[facing]
-    if _free(sem, ahead) and rng.random() < 0.85:
-        return _action(_MOVES[ahead])
-    free = [d for d in _DIRS if _free(sem, d)]
-    if not free:  # walled in: dig or cut the cell ahead (stone needs a pickaxe; do is harmless)
-        return _action("do")
-    return _action(_MOVES[free[int(rng.integers(len(free)))]])
-
-
 def face_free_act(x: dict[str, Any], args: dict[str, Any]) -> int:
     """Face a neighbouring cell where `name` may be placed: step towards one (moving into a
     free cell walks onto it and faces the next; the planner's check is `can_place`)."""
@@ -163,28 +137,6 @@ def hunt_act(x: dict[str, Any], args: dict[str, Any]) -> int:
 def hunt_done(state: Any, args: dict[str, Any], obs: Any = None, info: Any = None) -> bool:
     """`hunt_cow`'s termination: food rose on a step of this call (collect_cow's own check)."""
     return collect.hook_done(state, {"resource": "cow"}, obs, info)
-
-
-def approach_act(x: dict[str, Any], material: str) -> int:
-    """Walk the shortest free way (over grass, sand and path, around creatures) to a cell beside
-    the nearest `material` cell in view, face it (a move towards a cell that cannot be walked on
-    only turns the player) and `do`; none in view or none reachable: walk on (explore)."""
-    from polar.domains.crafter.shelter import DIRS, MOVES, free_paths
-
-    sem, facing = x["semantic"], int(x["facing"])
-    paths = free_paths(sem)
-    best = None
-    for tx, ty in np.argwhere(sem[..., 0] == view.MATERIALS.index(material)):
-        for i, (dx, dy) in enumerate(DIRS):  # stand at the cell - d, facing d
-            stand = (int(tx) - dx, int(ty) - dy)
-            if stand in paths and (best is None or paths[stand][0] < best[0]):
-                best = (paths[stand][0], paths[stand][1], i)
-    if best is None:
-        return explore_act(x, {})
-    dist, first, i = best
-    if dist == 0:
-        return _action("do") if facing == i else _action(_MOVES[DIRS[i]])
-    return _action(MOVES[DIRS.index(first)])
 
 
 def gather_act(x: dict[str, Any], args: dict[str, Any]) -> int:
