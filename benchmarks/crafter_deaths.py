@@ -6,7 +6,8 @@ For each episode: its length, whether the player died (terminated) or the 10,000
 the skill running at the end, the time of day at the end (Crafter's daylight, a function of the
 step: night is daylight < 0.5, steps 148-272 of every 300), the vitals that were low and whether
 the player was sheltered (the last outcome's predicates). Printed as counts, so a change to the
-planner or the skills can be judged by what it moved, not only by the score.
+planner or the skills can be judged by what it moved, not only by the score; and the env steps
+each skill took (the learnt skills' share of the work).
 """
 
 from __future__ import annotations
@@ -38,6 +39,16 @@ def episode_end(ep: dict[str, Any]) -> dict[str, Any]:
             "low": sorted(p[4:-1] for p in preds if p.startswith("low(")), "sheltered": "sheltered" in preds}
 
 
+def skill_steps(episodes: list[dict[str, Any]]) -> Counter:
+    """Env steps per skill over the episodes' calls (the learnt skills' share of the work)."""
+    steps: Counter = Counter()
+    for ep in episodes:
+        for d in ep["decisions"]:
+            for o in d.get("outcomes") or []:
+                steps[o["skill"].split("@")[0]] += int(o["steps"])
+    return steps
+
+
 def summarise(ends: list[dict[str, Any]]) -> str:
     n = len(ends)
     died = [e for e in ends if e["died"]]
@@ -61,8 +72,11 @@ def main() -> None:
     cells = sorted((a.results / "cells" / a.agent).rglob("seed-*.json"))
     if not cells:
         raise SystemExit(f"no cells under {a.results / 'cells' / a.agent}")
-    ends = [episode_end(ep) for c in cells for ep in json.loads(c.read_text())["episodes"]]
-    print(summarise(ends))
+    episodes = [ep for c in cells for ep in json.loads(c.read_text())["episodes"]]
+    print(summarise([episode_end(ep) for ep in episodes]))
+    steps = skill_steps(episodes)
+    total = sum(steps.values()) or 1
+    print("env steps by skill: " + ", ".join(f"{s} {k} ({100 * k / total:.0f}%)" for s, k in steps.most_common()))
 
 
 if __name__ == "__main__":
