@@ -1,5 +1,6 @@
 """`shelter`: a scripted skill that walls the player in for the night and sleeps until it is no
-longer dark (the `dark` predicate: dusk to early morning) and energy is full, then opens the door. Scripted, not learnt (like `hunt_cow`).
+longer dark (the `dark` predicate: dusk to early morning) and energy is full, then opens the
+door. Scripted, not learnt (like `hunt_cow`).
 
 Why a two-cell tunnel: Crafter's player faces a cell only by moving towards it, and a move
 towards a free cell walks onto it; so a free neighbouring cell can be faced (and a stone placed
