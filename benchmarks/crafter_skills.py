@@ -69,7 +69,7 @@ def register(run: Path, library: Path, env_steps: int | None) -> None:
 
 
 # Scripted skills measured the same way, from the start staged for the target they act on
-SCRIPTED = {"hunt_cow": "cow"}
+SCRIPTED = {"hunt_cow": "cow", "chop_wood": "wood", "go_near": "table"}
 
 
 def measure(library: Path, episodes: int, targets: list[str], names: dict[str, str] | None = None) -> dict[str, dict]:
@@ -83,7 +83,8 @@ def measure(library: Path, episodes: int, targets: list[str], names: dict[str, s
     for name, target in (names or {skill_name(t): t for t in targets}).items():
         skill = lib.get(name)
         t0 = time.perf_counter()
-        report = evaluate_skill(skill, "crafter:", episodes, {}, seed=HELD_OUT,
+        args = {"thing": target} if "thing" in skill.parameters else {}  # go_near(thing=table)
+        report = evaluate_skill(skill, "crafter:", episodes, args, seed=HELD_OUT,
                                 harness_kwargs={"start": target})
         m = report.measurement
         assert m is not None, f"{skill.ref}: no episode ran ({report.skipped})"

@@ -1,6 +1,6 @@
 """Crafter's skill library: the learnt `collect_<resource>` skills (one PPO policy, one manifest
 per target), small scripted skills (`explore`, `face_free`, `fight_zombie`, `fight_skeleton`,
-`hunt_cow`, `drink_up`, `rest`) and the primitives.
+`hunt_cow`, `drink_up`, `rest`, `shelter`) and the primitives.
 
 Every manifest declares preconditions and effects in the harness's predicates, so a generic
 symbolic planner regresses Crafter's tech tree over them: `collect_stone` needs
@@ -15,25 +15,28 @@ suite's cost ledger charges them to the planner that uses them).
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from polar.domains.crafter import collect, view
+from polar.domains.crafter.moves import DIRS as _DIRS
+from polar.domains.crafter.moves import action as _action
+from polar.domains.crafter.moves import approach_act, explore_act
+from polar.domains.crafter.moves import free as _free
 from polar.domains.crafter.primitives import CRAFTER, primitive_skills
 from polar.skills.model import Skill
+
+_MOVES = {d: m for d, m in zip(_DIRS, ("move_left", "move_right", "move_up", "move_down"), strict=True)}
 
 COLLECT_BUDGET = 150  # steps: the training episodes' limit
 EXPLORE_BUDGET = 100
 REST_BUDGET = 400  # energy refills by about one point per 30 steps asleep
+SHELTER_BUDGET = 400  # dark lasts about 160 of Crafter's 300-step days; then sleep to full
 # What `explore` looks for: what the world generates (a table or furnace is only where the
 # player put one, so a planner places a new one rather than search for it)
 EXPLORE_THINGS = ["tree", "stone", "coal", "iron", "diamond", "water", "lava", "cow", "zombie", "skeleton"]
-_MOVES = {(-1, 0): "move_left", (1, 0): "move_right", (0, -1): "move_up", (0, 1): "move_down"}
-_DIRS = list(_MOVES)  # in view.FACING order: left, right, up, down
-WALK = ("grass", "sand", "path")
 
 
 def skill_name(target: str) -> str:
@@ -86,34 +89,6 @@ def view_features(obs: Any, args: dict[str, Any], harness: Any = None) -> dict[s
     return {"semantic": np.asarray(obs["semantic"]), "facing": int(obs["facing"])}
 
 
-def _free(sem: np.ndarray, d: tuple[int, int], where: tuple[str, ...] = WALK) -> bool:
-    cx, cy = view.CENTRE
-    mat, obj = sem[cx + d[0], cy + d[1]]
-    return view.MATERIALS[int(mat)] in where and int(obj) == 0
-
-
-def _action(name: str) -> int:
-    import crafter
-
-    return list(crafter.constants.actions).index(name)
-
-
-def explore_act(x: dict[str, Any], args: dict[str, Any]) -> int:
-    """Walk on: straight ahead while the cell ahead is free ground, else to a free neighbour
-    (never into lava or water). The choice among neighbours is drawn from a generator seeded by
-    the view, so a run repeats exactly while still leaving dead ends."""
-    sem, facing = x["semantic"], int(x["facing"])
-    rng = np.random.default_rng(int.from_bytes(hashlib.blake2b(sem.tobytes() + bytes([facing]),
-                                                                digest_size=8).digest(), "little"))
-    ahead = _DIRS[facing]
-    if _free(sem, ahead) and rng.random() < 0.85:
-        return _action(_MOVES[ahead])
-    free = [d for d in _DIRS if _free(sem, d)]
-    if not free:  # walled in: dig or cut the cell ahead (stone needs a pickaxe; do is harmless)
-        return _action("do")
-    return _action(_MOVES[free[int(rng.integers(len(free)))]])
-
-
 def face_free_act(x: dict[str, Any], args: dict[str, Any]) -> int:
     """Face a neighbouring cell where `name` may be placed: step towards one (moving into a
     free cell walks onto it and faces the next; the planner's check is `can_place`)."""
@@ -149,22 +124,9 @@ def fight_act(x: dict[str, Any], args: dict[str, Any]) -> int:
 
 
 def drink_act(x: dict[str, Any], args: dict[str, Any]) -> int:
-    """`drink_up`'s policy, next to water: face an orthogonally neighbouring water cell (a move
-    towards water only turns the player: water cannot be walked on) and drink; water only
-    diagonally next: step beside it first."""
-    sem, facing = x["semantic"], int(x["facing"])
-    water = view.MATERIALS.index("water")
-    cx, cy = view.CENTRE
-    for d in _DIRS:
-        if int(sem[cx + d[0], cy + d[1], 0]) == water:
-            return _action("do") if _DIRS[facing] == d else _action(_MOVES[d])
-    for dx in (-1, 1):
-        for dy in (-1, 1):
-            if int(sem[cx + dx, cy + dy, 0]) == water:
-                for d in ((dx, 0), (0, dy)):
-                    if _free(sem, d):
-                        return _action(_MOVES[d])
-    return explore_act(x, args)
+    """`drink_up`'s policy: to the nearest water in view, face it (a move towards water only turns
+    the player: water cannot be walked on) and drink, a sip a step."""
+    return approach_act(x, "water")
 
 
 def hunt_act(x: dict[str, Any], args: dict[str, Any]) -> int:
@@ -175,6 +137,21 @@ def hunt_act(x: dict[str, Any], args: dict[str, Any]) -> int:
 def hunt_done(state: Any, args: dict[str, Any], obs: Any = None, info: Any = None) -> bool:
     """`hunt_cow`'s termination: food rose on a step of this call (collect_cow's own check)."""
     return collect.hook_done(state, {"resource": "cow"}, obs, info)
+
+
+def gather_act(x: dict[str, Any], args: dict[str, Any]) -> int:
+    """`chop_wood`'s policy: to the nearest tree in view and cut it, a wood a step (a tree stays)."""
+    return approach_act(x, "tree")
+
+
+def go_near_act(x: dict[str, Any], args: dict[str, Any]) -> int:
+    """`go_near`'s policy: the shortest free way to beside the nearest `thing` (a table or furnace)."""
+    return approach_act(x, str(args.get("thing", "table")))
+
+
+def gather_done(state: Any, args: dict[str, Any], obs: Any = None, info: Any = None) -> bool:
+    """`chop_wood`'s termination: collect_wood's own check (wood rose, or n held)."""
+    return collect.hook_done(state, {**args, "resource": "wood"}, obs, info)
 
 
 def rest_act(x: dict[str, Any], args: dict[str, Any]) -> int:
@@ -212,11 +189,11 @@ def scripted_skills() -> list[Skill]:
                 policy={"loader": "polar.domains.crafter.skills:fight_act", "config": {}}, step_budget=60)
           for foe in ("zombie", "skeleton")),
         Skill(**common, name="drink_up",
-              description="Drink until drink is full, standing next to water (within the 3x3 cells "
-                          "around you): face it and drink, a sip a step. Scripted, not learnt.",
-              preconditions=["near(water)"], effects=["full(drink)", "not low(drink)", "achieved(collect_drink)"],
+              description="Drink until you are full: walk to the nearest water you can see, face it and "
+                          "drink, a sip a step. Scripted, not learnt.",
+              preconditions=["sees(water)"], effects=["full(drink)", "not low(drink)", "achieved(collect_drink)"],
               termination={"predicates": ["full(drink)"]},
-              policy={"loader": "polar.domains.crafter.skills:drink_act", "config": {}}, step_budget=30),
+              policy={"loader": "polar.domains.crafter.skills:drink_act", "config": {}}, step_budget=60),
         Skill(**common, name="hunt_cow",
               description="Eat a cow to keep food up: go for the nearest cow in view and hit it until "
                           "it is eaten (food rises by 6). Scripted, not learnt (polar.domains.crafter.skills): "
@@ -225,6 +202,35 @@ def scripted_skills() -> list[Skill]:
               preconditions=["sees(cow)"], effects=["gained(food)", "not low(food)", "achieved(eat_cow)"],
               termination={"check": "polar.domains.crafter.skills:hunt_done"},
               policy={"loader": "polar.domains.crafter.skills:hunt_act", "config": {}}, step_budget=60),
+        Skill(kind="python", harnesses=CRAFTER, name="shelter",
+              description="Wall yourself in for the night and sleep: dig a two-cell tunnel into stone (or use a "
+                          "corridor between trees, water or stone), close both ends with stone, sleep until it "
+                          "is no longer dark and energy is full, then dig the door open. Needs a wood pickaxe. Scripted, "
+                          "not learnt (polar.domains.crafter.shelter).",
+              preconditions=["has(wood_pickaxe)", "sees(stone)"],
+              # not achieved(wake_up) nor full(energy): by day with energy full its termination holds
+              # at once, and a planner would call it for them again and again, to no effect
+              effects=["not dark", "not night", "not low(energy)"],
+              termination={"predicates": ["not dark", "full(energy)", "not asleep", "not sheltered"]},
+              features={"fn": "polar.domains.crafter.shelter:features"},
+              policy={"loader": "polar.domains.crafter.shelter:act", "config": {}}, step_budget=SHELTER_BUDGET),
+        Skill(**common, name="chop_wood",
+              description="Collect wood: walk the shortest way to the nearest tree in view, face it and cut "
+                          "it, a wood a step, until you hold n (omit n: one more). Scripted, not learnt "
+                          "(polar.domains.crafter.skills): the stand-in for the learnt collect_wood while that "
+                          "one is slow (about 40 steps a wood in the planner's episodes).",
+              parameters={"n": {"type": "int", "description": "collect until you hold n wood; omit to collect one more"}},
+              preconditions=["sees(tree)"], effects=["has(wood,{n})", "gained(wood)", "achieved(collect_wood)"],
+              termination={"check": "polar.domains.crafter.skills:gather_done"},
+              policy={"loader": "polar.domains.crafter.skills:gather_act", "config": {}}, step_budget=60),
+        Skill(**common, name="go_near",
+              description="Walk to the nearest table or furnace you can see until you are next to it, where "
+                          "you can make tools. Scripted stand-in for the learnt goto_table and goto_furnace.",
+              parameters={"thing": {"choices": ["table", "furnace"], "required": True,
+                                    "description": "the station to go to"}},
+              preconditions=["sees({thing})"], effects=["near({thing})"],
+              termination={"predicates": ["near({thing})"]},
+              policy={"loader": "polar.domains.crafter.skills:go_near_act", "config": {}}, step_budget=40),
         Skill(**common, name="rest",
               description="Sleep until energy is full (the player then wakes: achievement wake_up). "
                           "Zombies hit a sleeper harder. Scripted, not learnt.",

@@ -16,10 +16,11 @@ import numpy as np
 from polar.domains.crafter import view
 
 LOW_VITAL = 3  # at or below: the vital is low
+NIGHT, DARK = 0.5, 0.7  # daylight below: night (steps 148-272 of each 300); dark (130-290)
 MAX_VITAL = 9
 PREDICATE_VOCABULARY = [
     "achieved(ACHIEVEMENT)", "has(ITEM)", "has(ITEM,N)", "sees(THING)", "near(THING)", "facing(THING)",
-    "can_place(NAME)", "low(VITAL)", "full(VITAL)", "night", "asleep", "gained(ITEM)",
+    "can_place(NAME)", "low(VITAL)", "full(VITAL)", "below(VITAL,N)", "night", "dark", "asleep", "sheltered", "gained(ITEM)",
 ]
 
 
@@ -65,12 +66,19 @@ def view_predicates(obs: dict[str, Any], achievements: dict[str, int], gained: l
             preds.add(f"low({vital})")
         if v >= MAX_VITAL:
             preds.add(f"full({vital})")
+        # below(drink,7): drink is under 7, for a profile's own thresholds (drink ahead of need)
+        preds |= {f"below({vital},{k})" for k in range(int(v) + 1, MAX_VITAL + 1)}
     mat, obj = view.facing_cell(sem, int(obs["facing"]))
     preds.add(f"facing({obj if obj != 'none' else mat})")
     if obj == "none":
         preds |= {f"can_place({name})" for name, where in _place_rules().items() if mat in where}
-    if float(np.asarray(obs["daylight"]).reshape(-1)[0]) < 0.5:
+    daylight = float(np.asarray(obs["daylight"]).reshape(-1)[0])
+    if daylight < NIGHT:
         preds.add("night")
+    if daylight < DARK:  # dusk to early morning: Crafter spawns zombies from daylight 0.83 down
+        preds.add("dark")
     if int(obs["sleeping"]):
         preds.add("asleep")
+    if view.enclosed(sem):  # walled in: no zombie can walk up (view.enclosed)
+        preds.add("sheltered")
     return sorted(preds)

@@ -9,6 +9,7 @@ none). It reads only that window, so no cell outside what the image shows reache
 
 from __future__ import annotations
 
+from collections import deque
 from typing import Any
 
 import numpy as np
@@ -22,6 +23,7 @@ ITEMS = ("sapling", "wood", "stone", "coal", "iron", "diamond", "wood_pickaxe", 
 VITALS = ("health", "food", "drink", "energy")
 FACING = ("left", "right", "up", "down")
 _FACING_VECTORS = {(-1, 0): 0, (1, 0): 1, (0, -1): 2, (0, 1): 3}
+WALK = ("grass", "sand", "path")  # what the player and zombies walk on (lava: the player only, to die)
 VIEW = (9, 7)  # cells across, cells down: what the 64x64 image shows above the inventory
 CENTRE = (VIEW[0] // 2, VIEW[1] // 2)  # the player's cell in the view
 # Materials worth naming in the text (grass, sand and path are the walkable background).
@@ -130,3 +132,29 @@ def render_view(obs: dict[str, Any]) -> str:
         "Vitals (0-9): " + ", ".join(f"{n} {int(v)}" for n, v in zip(VITALS, vit, strict=True)) + ".",
         f"Daylight: {daylight:.2f} ({'day' if daylight >= 0.5 else 'night'}).",
     ])
+
+
+def walkable_region(semantic: np.ndarray) -> set[tuple[int, int]]:
+    """View cells 4-connected to the player's cell over grass, sand and path (objects ignored)."""
+    w, h = semantic.shape[:2]
+    seen, todo = {CENTRE}, deque([CENTRE])
+    while todo:
+        x, y = todo.popleft()
+        for dx, dy in _FACING_VECTORS:
+            n = (x + dx, y + dy)
+            if n not in seen and 0 <= n[0] < w and 0 <= n[1] < h and MATERIALS[int(semantic[n][0])] in WALK:
+                seen.add(n)
+                todo.append(n)
+    return seen
+
+
+def enclosed(semantic: np.ndarray) -> bool:
+    """The player's walkable region stays off the view's border and holds no zombie or skeleton.
+    Zombies walk only on grass, sand and path and hit from a neighbouring cell; creatures spawn
+    at least 6 cells from the player, and every cell off the 9x7 border is within 5: so nothing
+    can reach an enclosed player (the harness's `sheltered`)."""
+    w, h = semantic.shape[:2]
+    region = walkable_region(semantic)
+    foes = (OBJECTS.index("zombie"), OBJECTS.index("skeleton"))
+    return all(0 < x < w - 1 and 0 < y < h - 1 for x, y in region) and \
+        not any(int(semantic[c][1]) in foes for c in region)

@@ -1,0 +1,91 @@
+"""Moving about Crafter's 9x7 view, shared by the scripted skills (polar.domains.crafter.skills,
+.shelter): the four moves, free cells, shortest free paths, walking on, walking up to a thing.
+
+Crafter's player faces a cell by moving towards it: into it when it is free ground, else it
+only turns. So walking up to a tree, water or a table and acting on it is a path to a cell
+beside it, then one move towards it (a turn) when not already facing it, then `do`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import deque
+from typing import Any
+
+import numpy as np
+
+from polar.domains.crafter import view
+
+WALK = view.WALK  # what the player (safely) and zombies walk on
+DIRS = ((-1, 0), (1, 0), (0, -1), (0, 1))  # view.FACING order: left, right, up, down
+MOVES = ("move_left", "move_right", "move_up", "move_down")
+Cell = tuple[int, int]
+
+
+def inside(sem: np.ndarray, c: Cell) -> bool:
+    return 0 <= c[0] < sem.shape[0] and 0 <= c[1] < sem.shape[1]
+
+
+def free(sem: np.ndarray, d: Cell, where: tuple[str, ...] = WALK) -> bool:
+    """The neighbouring cell in direction `d` is ground of `where` with no object on it."""
+    cx, cy = view.CENTRE
+    mat, obj = sem[cx + d[0], cy + d[1]]
+    return view.MATERIALS[int(mat)] in where and int(obj) == 0
+
+
+def action(name: str) -> int:
+    """Crafter's index of an action name."""
+    import crafter
+
+    return list(crafter.constants.actions).index(name)
+
+
+def explore_act(x: dict[str, Any], args: dict[str, Any]) -> int:
+    """Walk on: straight ahead while the cell ahead is free ground, else to a free neighbour
+    (never into lava or water). The choice among neighbours is drawn from a generator seeded by
+    the view, so a run repeats exactly while still leaving dead ends."""
+    sem, facing = x["semantic"], int(x["facing"])
+    rng = np.random.default_rng(int.from_bytes(hashlib.blake2b(sem.tobytes() + bytes([facing]),
+                                                                digest_size=8).digest(), "little"))
+    ahead = DIRS[facing]
+    if free(sem, ahead) and rng.random() < 0.85:
+        return action(MOVES[DIRS.index(ahead)])
+    open_ = [d for d in DIRS if free(sem, d)]
+    if not open_:  # walled in: dig or cut the cell ahead (stone needs a pickaxe; do is harmless)
+        return action("do")
+    return action(MOVES[DIRS.index(open_[int(rng.integers(len(open_)))])])
+
+
+def free_paths(sem: np.ndarray) -> dict[Cell, tuple[int, Cell | None, Cell | None]]:
+    """Breadth-first over free walkable cells from the player: cell -> (steps, first move, last move)."""
+    out: dict[Cell, tuple[int, Cell | None, Cell | None]] = {view.CENTRE: (0, None, None)}
+    todo = deque([view.CENTRE])
+    while todo:
+        c = todo.popleft()
+        dist, first, _ = out[c]
+        for d in DIRS:
+            n = (c[0] + d[0], c[1] + d[1])
+            if n not in out and inside(sem, n) and view.MATERIALS[int(sem[n][0])] in WALK and int(sem[n][1]) == 0:
+                out[n] = (dist + 1, first or d, d)
+                todo.append(n)
+    return out
+
+
+def approach_act(x: dict[str, Any], material: str) -> int:
+    """Walk the shortest free way (over grass, sand and path, around creatures) to a cell beside
+    the nearest `material` cell in view, face it (a move towards a cell that cannot be walked on
+    only turns the player) and `do`; none in view or none reachable: walk on (explore)."""
+    sem, facing = x["semantic"], int(x["facing"])
+    paths = free_paths(sem)
+    best = None
+    for tx, ty in np.argwhere(sem[..., 0] == view.MATERIALS.index(material)):
+        for i, (dx, dy) in enumerate(DIRS):  # stand at the cell - d, facing d
+            stand = (int(tx) - dx, int(ty) - dy)
+            if stand in paths and (best is None or paths[stand][0] < best[0]):
+                best = (paths[stand][0], paths[stand][1], i)
+    if best is None:
+        return explore_act(x, {})
+    dist, first, i = best
+    if dist == 0:
+        return action("do") if facing == i else action(MOVES[i])
+    return action(MOVES[DIRS.index(first)])
