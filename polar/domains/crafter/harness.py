@@ -64,11 +64,13 @@ def _seeded_env_class() -> type:
     return SeededEnv
 
 
-def _observation_space(pixels_only: bool) -> gym.spaces.Space:
+def _observation_space(pixels_only: bool, odometry: bool = False) -> gym.spaces.Space:
     image = gym.spaces.Box(0, 255, (64, 64, 3), np.uint8)
     if pixels_only:
         return gym.spaces.Dict({"image": image})
+    pose = {"pose": gym.spaces.Box(0, 63, (2,), np.int64)} if odometry else {}
     return gym.spaces.Dict({
+        **pose,
         "image": image,
         "semantic": gym.spaces.Box(0, max(len(view.MATERIALS), len(view.OBJECTS)) - 1, (*view.VIEW, 2), np.uint8),
         "inventory": gym.spaces.Box(0, 9, (len(view.ITEMS),), np.int64),
@@ -83,7 +85,8 @@ class CrafterHarness(Harness):
     """Crafter's `Env`, reset to the world of `seed` (the same seed, the same world)."""
 
     def __init__(self, env_id: str = "", description: str | None = None, length: int = STANDARD_LENGTH,
-                 reward: bool = True, pixels_only: bool = False, start: str | None = None) -> None:
+                 reward: bool = True, pixels_only: bool = False, start: str | None = None,
+                 odometry: bool = False) -> None:
         import crafter
 
         from polar.domains.crafter.collect import TARGETS
@@ -99,14 +102,22 @@ class CrafterHarness(Harness):
         # from the states it is meant for, e.g. `collect_stone` next to stone, holding a pickaxe.
         self.start = start
         self.pixels_only = pixels_only
-        self._observation_space = _observation_space(pixels_only)
+        if odometry and pixels_only:
+            raise HarnessError(f"crafter:{env_id}: odometry needs the semantic view: not with pixels_only")
+        # The player's own position (`pose`), declared in the observation: what the agent's memory
+        # places each view by (polar/domains/crafter/memory_reader.py). Off by default, so
+        # the observation (and every existing cell's key) is unchanged.
+        self.odometry = bool(odometry)
+        self._observation_space = _observation_space(pixels_only, self.odometry)
         self._action_space = gym.spaces.Discrete(len(crafter.constants.actions))
         self._seeded = False
         self._last: dict[str, Any] | None = None
         self._gained: list[str] = []  # counts the last step raised (gained(ITEM))
         self.spec = HarnessSpec(
             id=f"crafter:{env_id}",
-            description=description or _describe(length, reward, pixels_only),
+            description=description or _describe(length, reward, pixels_only) + (
+                " pose: the player's own cell (x, y) in the 64x64 world, its odometry, which the agent's "
+                "memory places each view by." if self.odometry else ""),
             observation_space=space_to_spec(self._observation_space),
             action_space=space_to_spec(self._action_space),
             action_meanings=list(crafter.constants.actions),
@@ -177,6 +188,8 @@ class CrafterHarness(Harness):
                 sleeping=int(p.sleeping),
                 daylight=np.array([self.env._world.daylight], dtype=np.float32),
             )
+            if self.odometry:
+                obs["pose"] = np.array([int(p.pos[0]), int(p.pos[1])], dtype=np.int64)
             self._gained = gained_items(self._last, obs)
             self._last = obs
         return obs
@@ -188,6 +201,17 @@ class CrafterHarness(Harness):
 
     def close(self) -> None:
         self._last = None
+
+    def capabilities(self) -> set[str]:
+        return {"memory_reader"} if self.odometry else set()
+
+    def capability(self, name: str) -> Any:
+        """`"memory_reader"` (with odometry): reads each observation into the agent's memory."""
+        if name == "memory_reader" and self.odometry:
+            from polar.domains.crafter.memory_reader import CrafterReader
+
+            return CrafterReader(self)
+        return super().capability(name)
 
     # --- planner views -------------------------------------------------------------------
 

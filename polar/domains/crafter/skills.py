@@ -21,9 +21,11 @@ from typing import Any
 import numpy as np
 
 from polar.domains.crafter import collect, view
+from polar.domains.crafter.memory_reader import REMEMBERED, walk_to_remembered
 from polar.domains.crafter.moves import DIRS as _DIRS
 from polar.domains.crafter.moves import action as _action
-from polar.domains.crafter.moves import approach_act, explore_act
+from polar.domains.crafter.moves import approach_act
+from polar.domains.crafter.moves import explore_act as _walk_on
 from polar.domains.crafter.moves import free as _free
 from polar.domains.crafter.primitives import CRAFTER, primitive_skills
 from polar.skills.model import Skill
@@ -85,8 +87,36 @@ def collect_manifest(name: str) -> dict[str, Any]:
 
 
 def view_features(obs: Any, args: dict[str, Any], harness: Any = None) -> dict[str, Any]:
-    """The scripted skills' input: the view's cells and the facing direction."""
-    return {"semantic": np.asarray(obs["semantic"]), "facing": int(obs["facing"])}
+    """The scripted skills' input: the view's cells and the facing direction, and the agent's own
+    memory (`memory`, None without one) when the agent keeps one (`polar.agent.memory`: a planner
+    with `memory: true` on `crafter:` with odometry). Nothing else of the harness is read."""
+    memory = harness.capability("memory") if harness is not None and "memory" in harness.capabilities() else None
+    return {"semantic": np.asarray(obs["semantic"]), "facing": int(obs["facing"]), "memory": memory}
+
+
+def _remembered_or(x: dict[str, Any], thing: str, in_view: bool, act: Any) -> int:
+    """With `thing` in view, or no memory: `act()` as before. Else the first move of the walk
+    through remembered cells to the remembered `thing` (water: the nearest; a cow: where one was
+    last seen), falling back on `act()` (which explores) when none is remembered or reachable."""
+    if in_view or x.get("memory") is None:
+        return act()
+    move = walk_to_remembered(x["memory"], thing)
+    return act() if move is None else move
+
+
+def _in_view(sem: np.ndarray, thing: str) -> bool:
+    if thing in view.OBJECTS:
+        return bool((sem[..., 1] == view.OBJECTS.index(thing)).any())
+    return bool((sem[..., 0] == view.MATERIALS.index(thing)).any())
+
+
+def explore_act(x: dict[str, Any], args: dict[str, Any]) -> int:
+    """`explore`'s policy: walk on (`moves.explore_act`); with a memory and the thing remembered
+    (water where it was seen, a cow where one was seen last), walk there instead, until in view."""
+    thing = str(args.get("thing", ""))
+    if thing not in REMEMBERED:
+        return _walk_on(x, args)
+    return _remembered_or(x, thing, _in_view(x["semantic"], thing), lambda: _walk_on(x, args))
 
 
 def face_free_act(x: dict[str, Any], args: dict[str, Any]) -> int:
@@ -99,7 +129,7 @@ def face_free_act(x: dict[str, Any], args: dict[str, Any]) -> int:
     for d in _DIRS:
         if _free(sem, d, where):
             return _action(_MOVES[d])
-    return explore_act(x, args)
+    return _walk_on(x, args)
 
 
 def fight_act(x: dict[str, Any], args: dict[str, Any]) -> int:
@@ -109,7 +139,7 @@ def fight_act(x: dict[str, Any], args: dict[str, Any]) -> int:
     sem, facing = x["semantic"], int(x["facing"])
     cells = np.argwhere(sem[..., 1] == view.OBJECTS.index(args.get("thing", "zombie")))
     if not len(cells):
-        return explore_act(x, args)
+        return _walk_on(x, args)
     offsets = cells - np.array(view.CENTRE)
     dx, dy = (int(v) for v in offsets[np.abs(offsets).sum(axis=1).argmin()])
     if abs(dx) + abs(dy) == 1:
@@ -120,18 +150,20 @@ def fight_act(x: dict[str, Any], args: dict[str, Any]) -> int:
     for d in steps:
         if d != (0, 0) and _free(sem, d):
             return _action(_MOVES[d])
-    return explore_act(x, args)
+    return _walk_on(x, args)
 
 
 def drink_act(x: dict[str, Any], args: dict[str, Any]) -> int:
     """`drink_up`'s policy: to the nearest water in view, face it (a move towards water only turns
-    the player: water cannot be walked on) and drink, a sip a step."""
-    return approach_act(x, "water")
+    the player: water cannot be walked on) and drink, a sip a step; with a memory and no water in
+    view, to the nearest remembered water first."""
+    return _remembered_or(x, "water", _in_view(x["semantic"], "water"), lambda: approach_act(x, "water"))
 
 
 def hunt_act(x: dict[str, Any], args: dict[str, Any]) -> int:
-    """`hunt_cow`'s policy: a cow is hit as a zombie is (`fight_act`), until it is eaten."""
-    return fight_act(x, {"thing": "cow"})
+    """`hunt_cow`'s policy: a cow is hit as a zombie is (`fight_act`), until it is eaten; with a
+    memory and no cow in view (it wandered off), to where a cow was seen last."""
+    return _remembered_or(x, "cow", _in_view(x["semantic"], "cow"), lambda: fight_act(x, {"thing": "cow"}))
 
 
 def hunt_done(state: Any, args: dict[str, Any], obs: Any = None, info: Any = None) -> bool:
