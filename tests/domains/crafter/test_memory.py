@@ -30,6 +30,9 @@ def test_odometry_is_declared_and_off_by_default():
     assert "pose" in h.observation_space.spaces and "odometry" in h.spec.description
     obs, _ = h.reset(seed=1)
     assert tuple(obs["pose"]) == tuple(int(v) for v in h.env._player.pos)
+    for _ in range(20):  # declared: every observation lies in the declared space
+        assert h.observation_space.contains(obs)
+        obs = h.step(h.action_space.sample())[0]
     with pytest.raises(HarnessError, match="odometry"):
         make_harness("crafter:", odometry=True, pixels_only=True)
 
