@@ -129,5 +129,9 @@ def test_compare_runs_a_code_agent_cell_with_a_served_model_and_resumes(tmp_path
     calls = (out / "work" / "code-planner" / "cartpole" / "seed-0" / "calls.jsonl").read_text().splitlines()
     assert len(calls) == sum(e.llm_calls for e in res.episodes)
     assert json.loads(calls[0])["token_ids_source"] == "sampled"
+    from polar.evals.pages import cell_page
+
+    page = cell_page(res, "view", "code", 3)  # the report's episode page shows each program as written
+    assert "policy code:<pre>def act(obs):\n    x, x_dot, angle, angle_dot = obs\n" in page
     again = run_cells(s, out, progress=False)
     assert not again.ran and len(again.skipped) == 1  # resumed: nothing played again
