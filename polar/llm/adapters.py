@@ -145,15 +145,15 @@ def ship(ref: str, out: Path, *, description: str = "", env_steps: int | None = 
     trained on top of `ref` (an RL run's adapter over the SFT model it started from, which
     `polar.llm.rl` trains on `ref` merged), each with its provenance, merged after `ref`'s
     chain in this order; `shipped_from` then names what was shipped (e.g. the run's iteration)."""
-    base, adapters, provenances = adapter_chain(ref)
-    entry = resolve_model(ref)
-    gguf_type = provenances[-1].get("config", {}).get("gguf_type", "q8_0")
-    for adapter, prov in on_top or []:
+    for adapter, _ in on_top or []:
         missing = [f for f in ADAPTER_FILES if not (Path(adapter) / f).is_file()]
         if missing:
             raise ConfigError(f"{adapter}: not a LoRA adapter folder (missing {', '.join(missing)})")
-        adapters.append(Path(adapter))
-        provenances.append(prov)
+    base, adapters, provenances = adapter_chain(ref)
+    entry = resolve_model(ref)
+    gguf_type = provenances[-1].get("config", {}).get("gguf_type", "q8_0")
+    adapters += [Path(a) for a, _ in on_top or []]
+    provenances += [p for _, p in on_top or []]
     tmp = out.with_name(out.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)

@@ -19,6 +19,7 @@ from tests.llm.engine import free_port, require_engine, require_model
 # what the RL run charged (evals/results/code/rl3-seed0/results.json, row 14): every episode of
 # every program sampled in iterations 1-14
 IT14_ENV_STEPS = 72_048
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_code_planner_resolves_to_the_sft_then_rl_adapter_chain_and_is_charged_its_training() -> None:
@@ -32,7 +33,7 @@ def test_code_planner_resolves_to_the_sft_then_rl_adapter_chain_and_is_charged_i
     assert rl["method"] == "grpo" and rl["trained_from"] == "code-sft@3" and rl["iteration"] == 14
     assert model.provenance["env_steps"] == rl["env_steps_total"] == IT14_ENV_STEPS
     assert sum(rl["env_steps_by_task"].values()) == IT14_ENV_STEPS and set(rl["env_steps_by_task"]) == set(TASKS)
-    results = json.loads(Path("evals/results/code/rl3-seed0/results.json").read_text())
+    results = json.loads((ROOT / "evals/results/code/rl3-seed0/results.json").read_text())
     assert results["rows"][13]["env_steps_total"] == IT14_ENV_STEPS
     # the RL adapter is the top-10-layer LoRA the run trained on code-sft@3 merged
     cfg = json.loads((folder / "adapter-2" / "adapter_config.json").read_text())
@@ -66,3 +67,22 @@ def test_code_planner_is_merged_served_and_writes_a_cartpole_program_the_gate_ac
     assert rec.program.startswith("def act(obs):\n    x, x_dot, angle, angle_dot = obs"), rec.program
     run = rec.episodes[0]
     assert run.error is None and run.steps > 0, run
+
+
+def test_shipping_refuses_an_unfinished_or_unchanged_iteration_and_a_folder_that_is_no_adapter(tmp_path) -> None:
+    from polar.errors import ConfigError
+    from polar.evals.code_ship import rl_provenance
+    from polar.llm.adapters import ship
+
+    run = tmp_path / "rl-run"
+    run.mkdir()
+    (run / "state.json").write_text(json.dumps({"config": {"model": "code-sft@3"}, "iterations": {
+        "1": {"sample": {}, "update": {"steps": 0}, "convert": {}, "log": {"row": {"env_steps_total": 10, "programs": 2}}},
+        "2": {"sample": {}}}}))
+    with pytest.raises(ConfigError, match=r"iteration 2 has not finished \(finished: \[1\]\)"):
+        rl_provenance(run, 2)
+    with pytest.raises(ConfigError, match="iteration 1 made no update"):
+        rl_provenance(run, 1)
+    (tmp_path / "not-an-adapter").mkdir()
+    with pytest.raises(ConfigError, match="not a LoRA adapter folder .missing adapter_config.json"):
+        ship("any-registered-model", tmp_path / "out", on_top=[(tmp_path / "not-an-adapter", {})])
