@@ -98,3 +98,21 @@ def rl(
                        grpo=GRPOConfig(threads=1, minibatch=8, learning_rate=lr, kl_coef=kl_coef))
     res = code_rl(cfg, out)
     typer.echo(json.dumps(res["rows"][-1] if res["rows"] else {}, indent=1))
+
+
+@code_app.command("ship")
+def ship(
+    run: Path = typer.Option(..., help="A code-mode RL run folder (polar code rl --out)."),
+    iteration: int = typer.Option(..., help="The iteration to ship (the shipped-model rule's choice)."),
+    name: str = typer.Option("code-planner", help="The shipped model's name."),
+    out: Path | None = typer.Option(None, help="The folder to write (default planners/models/<name>)."),
+    description: str = typer.Option("", help="One line shown by `polar llm models`."),
+) -> None:
+    """Ship an RL iteration as a named model: the SFT adapter chain + the RL adapter (a few MB)."""
+    from polar.evals.code_ship import ship_iteration
+    from polar.llm.models import SHIPPED_FOLDER
+    from polar.workspace import user_dir
+
+    folder = ship_iteration(run, iteration, out or user_dir("planners") / SHIPPED_FOLDER / name, description=description)
+    size = sum(f.stat().st_size for f in folder.rglob("*") if f.is_file())
+    typer.echo(f"wrote {folder} ({size / 1e6:.1f} MB); use it as `polar code eval --model {folder.name} ...`")

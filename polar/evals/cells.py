@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict
 
 from polar.episode import EpisodeRecord
 from polar.evals.agents import EvalAgent, Information, Preparation, RandomAgent, sha
+from polar.evals.code_agent import CodeAgent
 from polar.evals.hrl_agent import HRLAgent
 from polar.evals.planner_agent import PlannerAgent, PlannerProfiles
 from polar.evals.rl_agent import PureRLAgent
@@ -24,7 +25,8 @@ from polar.evals.suite import Cell, PlannerAgentConfig, Suite, SuiteAgent
 from polar.harnesses.fingerprint import harness_fingerprint
 
 CELL_FORMAT = "polar.evals.cell/1"
-AGENT_CLASSES: dict[str, type[EvalAgent]] = {c.kind: c for c in (RandomAgent, PlannerAgent, PureRLAgent, HRLAgent)}
+AGENT_CLASSES: dict[str, type[EvalAgent]] = {c.kind: c for c in (RandomAgent, PlannerAgent, PureRLAgent, HRLAgent,
+                                                                  CodeAgent)}
 
 
 class CellResult(BaseModel):

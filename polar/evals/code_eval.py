@@ -26,7 +26,8 @@ from pydantic import BaseModel, ConfigDict
 from polar.evals.code_runner import ProgramRecord, run_program
 from polar.evals.code_tasks import TASKS, CodeTask, task_messages
 from polar.files import atomic_write
-from polar.llm.client import LLMClient
+from polar.harnesses.base import Harness
+from polar.llm.client import LLMClient, LLMResponse
 from polar.llm.record import CallRecorder
 from polar.llm.serve import ServerSettings
 from polar.llm.settings import LLMSettings
@@ -64,8 +65,11 @@ class CodeEpisode(BaseModel):
     wall_s: float
 
 
-def play_episode(client: LLMClient, task: CodeTask, seed: int, k: int, profile: SandboxProfile) -> CodeEpisode:
-    """Up to `k` programs for one episode: the first that passes the gate plays it."""
+def play_episode(client: LLMClient, task: CodeTask, seed: int, k: int, profile: SandboxProfile, *,
+                 harness: Harness | None = None, replies: list[LLMResponse] | None = None) -> CodeEpisode:
+    """Up to `k` programs for one episode: the first that passes the gate plays it. `harness`:
+    the task's env made by the caller (`run_program`); `replies` collects each model reply
+    (with its call record) for a caller that keeps them in its own record."""
     t0 = time.perf_counter()
     msgs = task_messages(task)
     programs: list[ProgramRecord] = []
@@ -73,9 +77,11 @@ def play_episode(client: LLMClient, task: CodeTask, seed: int, k: int, profile: 
     ptok = ctok = 0
     for _ in range(k):
         resp = client.complete(msgs, template="code_task", replay=False)
+        if replies is not None:
+            replies.append(resp)
         calls.append(resp.call.call_id)
         ptok, ctok = ptok + resp.call.prompt_tokens, ctok + resp.call.completion_tokens
-        rec = run_program(task, resp.content, [seed], profile)
+        rec = run_program(task, resp.content, [seed], profile, harness=harness)
         programs.append(rec)
         if rec.gate == "ok":
             break

@@ -19,7 +19,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from polar.evals.code_tasks import CodeTask, make_task_harness
+from polar.evals.code_tasks import CodeTask, CodeTaskHarness, make_task_harness
+from polar.harnesses.base import Harness
 from polar.sandboxes.base import Sandbox, SandboxError, SandboxLimits, SandboxOutputError
 from polar.sandboxes.policy_runner import run_policy
 from polar.sandboxes.profiles import SandboxProfile
@@ -46,6 +47,8 @@ class EpisodeRun(BaseModel):
     error: str | None = None  # the error type: SandboxCodeError, SandboxTimeout, GateRefused, ...
     reason: str = ""
     wall_s: float = 0.0
+    terminated: bool = False  # how the episode ended (both false: it did not end, or never started)
+    truncated: bool = False
 
 
 class ProgramRecord(BaseModel):
@@ -115,10 +118,11 @@ def gate(program: str, limits: SandboxLimits = GATE_LIMITS) -> str | None:
 
 
 def run_program(task: CodeTask, reply: str, seeds: list[int], profile: SandboxProfile,
-                *, sandbox: Sandbox | None = None) -> ProgramRecord:
+                *, sandbox: Sandbox | None = None, harness: Harness | None = None) -> ProgramRecord:
     """The program in `reply` played on one episode per seed (see the module docstring).
     `sandbox` reuses a started one (its container stays the caller's); else one is made and
-    closed here."""
+    closed here. `harness`: the task's env made by the caller (a suite's cell, which keeps
+    it open), else one is made and closed here."""
     program = extract_program(reply)
     refused = gate(program)
     if refused is not None:
@@ -127,11 +131,13 @@ def run_program(task: CodeTask, reply: str, seeds: list[int], profile: SandboxPr
         return ProgramRecord(task=task.name, program=program, gate=refused, backend=profile.backend, episodes=runs)
     box = sandbox or profile.make()
     runs = []
+    env = make_task_harness(task) if harness is None else CodeTaskHarness(task, inner=harness)
     try:
-        with make_task_harness(task) as harness:
-            for seed in seeds:
-                runs.append(_episode(task, program, harness, seed, box))
+        for seed in seeds:
+            runs.append(_episode(task, program, env, seed, box))
     finally:
+        if harness is None:
+            env.close()
         if sandbox is None:
             box.close()
     return ProgramRecord(task=task.name, program=program, gate="ok", backend=profile.backend, episodes=runs)
@@ -141,13 +147,14 @@ def _episode(task: CodeTask, program: str, harness: Any, seed: int, box: Sandbox
     t0 = time.perf_counter()
     out = run_policy(program, harness, sandbox=box, entrypoint=ENTRYPOINT, max_steps=task.max_steps, seed=seed).outcome
     wall = time.perf_counter() - t0
+    ended = {"terminated": out.terminated, "truncated": out.truncated}
     if out.error_type is not None:
         return EpisodeRun(seed=seed, ret=task.lowest_return, success=False, steps=out.steps, error=out.error_type,
-                          reason=out.reason, wall_s=wall)
+                          reason=out.reason, wall_s=wall, **ended)
     if not (out.terminated or out.truncated):  # the step cap, not the env, ended it: cannot be judged
         err = SandboxOutputError(f"the episode did not end within {task.max_steps} steps")
         return EpisodeRun(seed=seed, ret=task.lowest_return, success=False, steps=out.steps,
-                          error=type(err).__name__, reason=str(err), wall_s=wall)
+                          error=type(err).__name__, reason=str(err), wall_s=wall, **ended)
     ret = float(out.reward)
     return EpisodeRun(seed=seed, ret=ret, success=bool(task.success(ret, out.terminated)), steps=out.steps,
-                      reason=out.reason, wall_s=wall)
+                      reason=out.reason, wall_s=wall, **ended)

@@ -141,12 +141,14 @@ def task_messages(task: CodeTask) -> list[dict[str, str]]:
 
 
 class CodeTaskHarness(HarnessWrapper):
-    """The task's harness, its observations mapped to the flat list the program sees."""
+    """The task's harness, its observations mapped to the flat list the program sees. `inner`:
+    a harness made elsewhere (a suite's, e.g. `harnesses/code_cartpole.yaml`), else the task's
+    own is made here."""
 
-    def __init__(self, task: CodeTask) -> None:
+    def __init__(self, task: CodeTask, inner: Harness | None = None) -> None:
         from polar.harnesses.registry import make_harness
 
-        super().__init__(make_harness(task.harness, **task.harness_kwargs))
+        super().__init__(inner if inner is not None else make_harness(task.harness, **task.harness_kwargs))
         self.task = task
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:

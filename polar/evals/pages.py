@@ -97,10 +97,17 @@ def _llm_calls(d: Any) -> str:
     return "<br>".join(out) or "-"
 
 
+def _decision(decision: dict[str, Any]) -> str:
+    """A decision as JSON; policy code as its source, readable (the program a model wrote)."""
+    if decision.get("kind") == "code" and isinstance(decision.get("source"), str):
+        return f"policy code:<pre>{_e(decision['source'])}</pre>"
+    return f"<pre>{_e(_json(decision))}</pre>"
+
+
 def _decisions(ep: EpisodeRecord) -> str:
     if not ep.decisions:
         return "<p class='note'>A per-step policy: no decisions (see the step trace).</p>"
-    rows = [[str(d.index), f"<pre>{_e(_json(d.decision))}</pre>", _outcomes(d), str(d.env_steps),
+    rows = [[str(d.index), _decision(d.decision), _outcomes(d), str(d.env_steps),
              f"{d.planner_s:.3f}", _llm_calls(d)] for d in ep.decisions]
     return _table(["#", "decision", "outcomes", "env steps", "planner s", "LLM calls"], rows)
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from polar.errors import ConfigError, PolarError
 from polar.evals.planner_agent import PlannerProfiles
 from polar.evals.suite import (
+    CodeAgentConfig,
     HRLAgentConfig,
     PlannerAgentConfig,
     PureRLAgentConfig,
@@ -48,6 +49,8 @@ def check_suite(suite: Suite, profiles: PlannerProfiles | None = None) -> None:
             _check_rl_agent(agent, f"agents.{i}", suite, check)
         elif isinstance(agent, HRLAgentConfig):
             _check_hrl_agent(agent, f"agents.{i}", check)
+        elif isinstance(agent, CodeAgentConfig):
+            _check_code_agent(agent, f"agents.{i}", suite, check)
     if problems:
         raise ConfigError("\n".join(f"{suite.source}: {p}" for p in problems))
 
@@ -131,3 +134,13 @@ def _check_hrl_agent(agent: HRLAgentConfig, field: str, check: Callable[[str, Ca
 
 def _raise(message: str) -> None:
     raise ConfigError(message)
+
+
+def _check_code_agent(agent: CodeAgentConfig, field: str, suite: Suite,
+                      check: Callable[[str, Callable[[], object]], bool]) -> None:
+    from polar.evals.code_tasks import get_task
+    from polar.llm.models import resolve_model
+
+    check(f"{field}.model", lambda: resolve_model(agent.model))
+    for h in suite.harnesses:
+        check(f"{field}.tasks", lambda h=h: get_task(agent.task_for(h.label)))

@@ -289,8 +289,40 @@ class PlannerAgentConfig(_Agent):
         return v
 
 
+class CodeAgentConfig(_Agent):
+    """Code mode (docs/code-mode.md): a served model writes `act(obs)` for the harness's code
+    task, at most `k` programs an episode (a program the restricted gate refuses is replaced),
+    and the first that passes plays the whole episode in `sandbox` (`polar.evals.code_agent`)."""
+
+    kind: Literal["code"] = "code"
+    model: str = Field(description="The model writing programs (a name, name@version or a .gguf), served by llama.cpp.")
+    port: int = Field(ge=1, le=65535, description="Its llama.cpp server's port (one model per server).")
+    k: int = Field(3, ge=1, description="At most this many programs per episode.")
+    temperature: float = Field(0.7, ge=0)
+    max_tokens: int = Field(160, ge=16)
+    threads: int = Field(1, ge=1, description="llama.cpp threads.")
+    # harness label -> code task (polar/evals/code_tasks.py); a label not listed is its own task name
+    tasks: dict[str, str] = Field(default_factory=dict)
+    sandbox: SandboxProfile = Field("docker", validate_default=True)  # type: ignore[assignment]
+
+    @field_validator("sandbox", mode="before")
+    @classmethod
+    def _resolve_sandbox(cls, v: object) -> object:
+        try:
+            profile = resolve_sandbox(v) if isinstance(v, str | Path) or v is None else v
+        except ConfigError as err:
+            raise ValueError(str(err)) from None
+        if profile is None:
+            raise ValueError("a code agent's programs must run somewhere: name a sandbox profile, not none")
+        return profile
+
+    def task_for(self, label: str) -> str:
+        return self.tasks.get(label, label)
+
+
 SuiteAgent = Annotated[
-    RandomAgentConfig | PureRLAgentConfig | PlannerAgentConfig | HRLAgentConfig, Field(discriminator="kind")
+    RandomAgentConfig | PureRLAgentConfig | PlannerAgentConfig | HRLAgentConfig | CodeAgentConfig,
+    Field(discriminator="kind"),
 ]
 
 

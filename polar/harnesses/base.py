@@ -49,7 +49,8 @@ class SuccessRule(BaseModel):
     """How success is told on a harness that does not report `info["success"]`.
 
     `survive`: the episode ran to the harness's own step limit without terminating (balance
-    tasks: CartPole's pole stayed up); `min_return`: the episode ended on its own (terminated
+    tasks: CartPole's pole stayed up); `terminated`: the environment ended the episode itself
+    before its step limit (MountainCar: the flag reached, whatever the return); `min_return`: the episode ended on its own (terminated
     or truncated by the harness, not cut short by Polar or by an agent's failure) with a
     return of at least `threshold` (a return threshold is over whole episodes: on
     MountainCar, -1 per step, an episode cut after 0 or 50 steps has a return above -110).
@@ -57,7 +58,7 @@ class SuccessRule(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    kind: Literal["survive", "min_return"]
+    kind: Literal["survive", "terminated", "min_return"]
     threshold: float | None = None
 
     @model_validator(mode="after")
@@ -71,12 +72,16 @@ class SuccessRule(BaseModel):
         ended_on_its_own = (terminated or truncated) and "polar_step_limit" not in info
         if self.kind == "min_return":
             return ended_on_its_own and episode_return >= float(self.threshold)  # type: ignore[arg-type]
+        if self.kind == "terminated":
+            return terminated and "polar_step_limit" not in info
         # truncated by the harness itself, not by a shorter cap Polar put on the episode
         return truncated and not terminated and "polar_step_limit" not in info
 
     def describe(self) -> str:
         if self.kind == "survive":
             return "the episode reaches the step limit without terminating"
+        if self.kind == "terminated":
+            return "the environment ends the episode (terminated) before the step limit"
         return f"the episode ends with a return of at least {self.threshold:g}"
 
 

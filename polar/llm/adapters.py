@@ -137,13 +137,23 @@ def adapter_chain(ref: str) -> tuple[str, list[Path], list[dict[str, Any]]]:
 
 
 def ship(ref: str, out: Path, *, description: str = "", env_steps: int | None = None,
-         env_steps_source: str = "") -> Path:
+         env_steps_source: str = "", on_top: list[tuple[Path, dict[str, Any]]] | None = None,
+         shipped_from: str | None = None) -> Path:
     """Write a registered LoRA fine-tune as a shipped model folder; returns the folder.
     `env_steps`: what the training data cost in env steps (suites charge it to the model's
-    arm), with `env_steps_source` saying where the figure comes from."""
+    arm), with `env_steps_source` saying where the figure comes from. `on_top`: adapters
+    trained on top of `ref` (an RL run's adapter over the SFT model it started from, which
+    `polar.llm.rl` trains on `ref` merged), each with its provenance, merged after `ref`'s
+    chain in this order; `shipped_from` then names what was shipped (e.g. the run's iteration)."""
+    for adapter, _ in on_top or []:
+        missing = [f for f in ADAPTER_FILES if not (Path(adapter) / f).is_file()]
+        if missing:
+            raise ConfigError(f"{adapter}: not a LoRA adapter folder (missing {', '.join(missing)})")
     base, adapters, provenances = adapter_chain(ref)
     entry = resolve_model(ref)
     gguf_type = provenances[-1].get("config", {}).get("gguf_type", "q8_0")
+    adapters += [Path(a) for a, _ in on_top or []]
+    provenances += [p for _, p in on_top or []]
     tmp = out.with_name(out.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
@@ -154,7 +164,7 @@ def ship(ref: str, out: Path, *, description: str = "", env_steps: int | None = 
         for f in ADAPTER_FILES:
             shutil.copy2(a / f, tmp / names[-1] / f)
     chain = [{k: v for k, v in p.items() if k not in LOCAL_PATHS} for p in provenances]
-    provenance: dict[str, Any] = {"shipped_from": entry.ref, "chain": chain}
+    provenance: dict[str, Any] = {"shipped_from": shipped_from or entry.ref, "chain": chain}
     if env_steps is not None:
         provenance |= {"env_steps": env_steps, "env_steps_source": env_steps_source}
     shipped = ShippedModel(name=out.name, base=base, adapters=names, gguf_type=gguf_type,
