@@ -140,7 +140,11 @@ def dagger_config(args: argparse.Namespace, start: str) -> ImproveConfig:
         "eval_tasks": [], "rounds": args.dagger_rounds, "episodes": args.dagger_episodes,
         "temperature": args.dagger_temperature, "aggregate": [str(args.out.resolve() / "dataset")],
         "teacher_per_task": args.dagger_teacher_per_task,
-        "finetune": cfg.finetune | {"token_budget": args.dagger_token_budget, "epochs": args.dagger_epochs}})
+        "finetune": cfg.finetune | {"token_budget": args.dagger_token_budget, "epochs": args.dagger_epochs},
+        # each round's model on the held-out episodes inside the round (one process, resumable; the
+        # same env seeds as stage eval-dagger's): arm `round-N` in dagger/results.json
+        **({"eval_tasks": [SuiteHarness(id=h, kwargs=kwargs) for h in TRAIN], "eval_seeds": 1,
+            "eval_episodes": args.dagger_eval_episodes} if args.dagger_eval_episodes else {})})
 
 
 def shipped_rounds(ledger: dict) -> tuple[str, list[dict]]:
@@ -253,6 +257,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                     help="stage dagger: the teacher's own examples per task in each round's fine-tune")
     ap.add_argument("--dagger-token-budget", type=int, default=150_000, help="stage dagger: training tokens per round")
     ap.add_argument("--dagger-epochs", type=float, default=1.0, help="stage dagger: passes over each round's set")
+    ap.add_argument("--dagger-eval-episodes", type=int, default=0,
+                    help="stage dagger: evaluate each round's model inside the round on this many held-out "
+                         "episodes per training task (seed 0's, as stage eval-dagger; 0: not evaluated there)")
     ap.add_argument("--ship-dagger-rounds", type=int, default=None,
                     help="stage ship: ship the model of this many DAgger rounds (0: the improve round's), where the "
                          "shipping rule was applied to an evaluation outside this loop (default: stage eval-dagger's rows)")

@@ -221,3 +221,43 @@ def test_the_memory_goto_requires_its_object_so_the_served_schema_never_leaves_i
     call = schema["properties"]["decision"]["anyOf"][0]
     forms = call["properties"]["args"].get("anyOf", [call["properties"]["args"]])
     assert forms and all("object" in f["required"] for f in forms)
+
+
+class CountingSteps(HarnessWrapper):
+    """Counts the actions that reach the world."""
+
+    steps = 0
+
+    def step(self, action: Any) -> Any:
+        self.steps += 1
+        return self.inner.step(action)
+
+
+def test_the_memory_pickup_requires_its_object_and_a_call_without_one_never_reaches_the_world():
+    """pickup in skills_memory requires `object` (optional, a DAgger round's model replied
+    `pickup(color=yellow)`, which the yellow door in front of it satisfies as an effect): the served
+    schema requires it in every form, and a call without it is refused naming the field before any
+    action is sent; the shipped library holds what `memory_pickup` defines."""
+    from polar.agent.context import skill_info
+    from polar.domains.minigrid.memory import memory_pickup
+    from polar.domains.minigrid.primitives import _definition
+    from polar.planners.schema import decision_schema
+    from polar.skills.model import SkillArgumentError
+
+    lib = _memory_library()
+    pickup = lib.get("pickup")
+    assert pickup.parameters["object"].required and pickup.version >= 2
+    assert _definition(pickup) == _definition(memory_pickup())
+    schema = decision_schema([skill_info(pickup)], "skill")
+    call = schema["properties"]["decision"]["anyOf"][0]
+    forms = call["properties"]["args"].get("anyOf", [call["properties"]["args"]])
+    assert forms and all("object" in f["required"] for f in forms)
+
+    counting = CountingSteps(MiniGridHarness("MiniGrid-DoorKey-8x8-v0", odometry=True))
+    h = MemoryHarness(counting)
+    obs, _ = h.reset(seed=0)
+    with pytest.raises(SkillArgumentError, match="'object' is required"):
+        run_skill(pickup, h, {"color": "yellow"}, obs=obs)
+    assert counting.steps == 0
+    run_skill(pickup, h, {"object": "key", "color": "yellow"}, obs=obs)  # with its object, it acts
+    assert counting.steps == 1

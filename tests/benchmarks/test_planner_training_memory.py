@@ -167,6 +167,11 @@ def test_stage_dagger_labels_the_three_missions_with_the_memory_teacher(tmp_path
                                                             for t in cfg.tasks)
     assert cfg.aggregate == [str(tmp_path.resolve() / "dataset")] and cfg.skills == "skills_memory"
     assert (cfg.finetune["token_budget"], cfg.finetune["epochs"]) == (9000, 2.0)
+    assert cfg.eval_tasks == []  # the rounds' models are evaluated elsewhere unless asked
+    in_round = bench.dagger_config(bench.parse_args(["--observation", "memory", "--out", str(tmp_path),
+                                                     "--dagger-eval-episodes", "20"]), "start@1")
+    # inside the round: the training tasks on seed 0's held-out episodes, as stage eval-dagger plays them
+    assert (in_round.eval_tasks, in_round.eval_seeds, in_round.eval_episodes) == (in_round.tasks, 1, 20)
 
 
 def test_the_shipping_rule_keeps_dagger_rounds_until_one_lowers_held_out_success() -> None:

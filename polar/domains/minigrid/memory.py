@@ -14,6 +14,7 @@ registers them with the primitives into a library (the shipped one: `skills_memo
 - `goto(object, color, x, y)`: the memory's `goto`: to face the nearest remembered matching
   object (stand on it, for the goal), the shipped goto's preconditions, effects and
   termination test.
+- `pickup(object, color, x, y)`: the primitive, with `object` required (`memory_pickup`).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from minigrid.core.constants import IDX_TO_COLOR
 from polar.domains.minigrid.goto import _bound_args
 from polar.domains.minigrid.memory_reader import frontier, kind, passable
 from polar.domains.minigrid.missions import COLORS, OBJECT_TYPES
-from polar.domains.minigrid.primitives import MINIGRID, install_primitives
+from polar.domains.minigrid.primitives import MINIGRID, _definition, primitive_skills
 from polar.domains.minigrid.state import DIR_VECTORS
 from polar.harnesses.sighting import Cell, MemoryView
 from polar.skills.model import Skill, SkillError
@@ -169,14 +170,25 @@ def memory_skills() -> list[Skill]:
     ]
 
 
-def install_memory_skills(library: Library) -> list[Skill]:
-    """Register the primitives and the memory skills missing from `library` (or changed)."""
-    from polar.domains.minigrid.primitives import _definition
+def memory_pickup() -> Skill:
+    """The primitive `pickup` with `object` required, as the memory `goto@2` requires it: optional,
+    the served schema let a trained planner reply `pickup(color=yellow)`, whose effect any yellow
+    object meets (the door on DoorKey), and a DAgger round sent only that form (issue 41). A call
+    without an object is now refused by `Skill.bind` before any action reaches the world."""
+    base = next(s for s in primitive_skills() if s.name == "pickup")
+    params = dict(base.parameters)
+    params["object"] = params["object"].model_copy(update={"required": True, "description": "type of the object"})
+    return base.model_copy(update={"parameters": params})
 
-    added = install_primitives(library)
+
+def install_memory_skills(library: Library) -> list[Skill]:
+    """Register the primitives (the memory's `pickup` in place of the shipped one) and the memory
+    skills missing from `library` (or changed); returns those registered."""
+    wanted = {s.name: s for s in primitive_skills()} | {s.name: s for s in [memory_pickup(), *memory_skills()]}
     current = {s.name: s for s in library.list()}
-    for s in memory_skills():
-        have = current.get(s.name)
+    added = []
+    for name, s in wanted.items():
+        have = current.get(name)
         if have is None or _definition(have) != _definition(s):
             added.append(library.register(s))
     return added
