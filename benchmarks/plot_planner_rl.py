@@ -60,7 +60,9 @@ def plot(run: dict[str, Any], out: Path, title: str, finals: list[dict[str, Any]
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    tasks = sorted({t for p in run["points"] for t in p["per_task"]} | {r["task"] for e in run["evals"] for r in e["rows"]})
+    # a task only evaluated at the end (DoorKey-8x8 after RL on the box tasks) gets its own line too
+    tasks = sorted({t for p in run["points"] for t in p["per_task"]} | {r["task"] for e in run["evals"] for r in e["rows"]}
+                   | {f["row"]["task"] for f in finals or []})
     colors = {t: f"C{i}" for i, t in enumerate(tasks)}
     fig, axes = plt.subplots(1, 2, figsize=(11, 4), dpi=100, sharey=True)
     for ax, key, scale, label in ((axes[0], "episodes", 1.0, "sampled episodes (cumulative)"),
