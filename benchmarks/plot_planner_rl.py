@@ -70,7 +70,8 @@ def plot(run: dict[str, Any], out: Path, title: str, finals: list[dict[str, Any]
         for t in tasks:
             xs = [p[key] / scale for p in run["points"] if t in p["per_task"]]
             ys = [p["per_task"][t][0] / p["per_task"][t][1] for p in run["points"] if t in p["per_task"]]
-            ax.plot(xs, ys, "o:", ms=4, color=colors[t], alpha=0.6, label=f"{t}: sampled (T=1, 8 episodes)")
+            if xs:  # a task never sampled (evaluated only) has no sampled line
+                ax.plot(xs, ys, "o:", ms=4, color=colors[t], alpha=0.6, label=f"{t}: sampled (T=1, 8 episodes)")
             ev = [(e[key] / scale, r) for e in run["evals"] for r in e["rows"] if r["task"] == t]
             if ev:
                 ax.errorbar([x for x, _ in ev], [r["success"] for _, r in ev],
