@@ -60,7 +60,9 @@ def plot(run: dict[str, Any], out: Path, title: str, finals: list[dict[str, Any]
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    tasks = sorted({t for p in run["points"] for t in p["per_task"]} | {r["task"] for e in run["evals"] for r in e["rows"]})
+    # a task only evaluated at the end (DoorKey-8x8 after RL on the box tasks) gets its own line too
+    tasks = sorted({t for p in run["points"] for t in p["per_task"]} | {r["task"] for e in run["evals"] for r in e["rows"]}
+                   | {f["row"]["task"] for f in finals or []})
     colors = {t: f"C{i}" for i, t in enumerate(tasks)}
     fig, axes = plt.subplots(1, 2, figsize=(11, 4), dpi=100, sharey=True)
     for ax, key, scale, label in ((axes[0], "episodes", 1.0, "sampled episodes (cumulative)"),
@@ -68,7 +70,8 @@ def plot(run: dict[str, Any], out: Path, title: str, finals: list[dict[str, Any]
         for t in tasks:
             xs = [p[key] / scale for p in run["points"] if t in p["per_task"]]
             ys = [p["per_task"][t][0] / p["per_task"][t][1] for p in run["points"] if t in p["per_task"]]
-            ax.plot(xs, ys, "o:", ms=4, color=colors[t], alpha=0.6, label=f"{t}: sampled (T=1, 8 episodes)")
+            if xs:  # a task never sampled (evaluated only) has no sampled line
+                ax.plot(xs, ys, "o:", ms=4, color=colors[t], alpha=0.6, label=f"{t}: sampled (T=1, 8 episodes)")
             ev = [(e[key] / scale, r) for e in run["evals"] for r in e["rows"] if r["task"] == t]
             if ev:
                 ax.errorbar([x for x, _ in ev], [r["success"] for _, r in ev],

@@ -287,3 +287,18 @@ def test_every_rl_recipe_loads() -> None:
     for p in recipes:
         cfg = load_yaml(p, RLConfig)
         assert cfg.tasks and cfg.name, p.name
+
+
+@pytest.mark.parametrize(("recipe", "changed"), [
+    ("rl-seed4-boxes.yaml", {"model"}),                 # the replication from another SFT seed
+    ("rl-seed2-boxes-s2.yaml", {"seed"}),               # the replication over run seeds
+    ("rl-seed2-boxes-filtered-sft.yaml", {"arm", "finetune"}),  # the same-budget baseline arm
+])
+def test_the_replication_recipes_change_only_what_their_plan_says(recipe: str, changed: set[str]) -> None:
+    """evals/results/planner-rl/README.md: each replication is rl-seed2-boxes.yaml with only `changed` (and
+    its labels, the iteration budget the first run logged and the in-run evaluations, which train nothing)."""
+    first = load_yaml(REPO / "evals" / "planner-training" / "rl-seed2-boxes.yaml", RLConfig).dumped()
+    other = load_yaml(REPO / "evals" / "planner-training" / recipe, RLConfig).dumped()
+    labels = {"name", "port", "eval_every", "eval_start", "eval_seeds", "eval_episodes"}
+    differ = {k for k in first.keys() | other.keys() if first.get(k) != other.get(k)}
+    assert differ - labels == changed, recipe
