@@ -69,7 +69,8 @@ def register(run: Path, library: Path, env_steps: int | None) -> None:
 
 
 # Scripted skills measured the same way, from the start staged for the target they act on
-SCRIPTED = {"hunt_cow": "cow", "chop_wood": "wood", "go_near": "table"}
+SCRIPTED = {"hunt_cow": "cow", "chop_wood": "wood", "go_near": "table",
+            "mine_stone": "stone", "mine_coal": "coal", "mine_iron": "iron"}
 
 
 def measure(library: Path, episodes: int, targets: list[str], names: dict[str, str] | None = None) -> dict[str, dict]:
@@ -123,14 +124,17 @@ def main() -> None:
     ap.add_argument("--episodes", type=int, default=60)
     ap.add_argument("--targets", nargs="*", default=list(DEFAULT_TARGETS))
     ap.add_argument("--scripted", action="store_true", help=f"measure the scripted {', '.join(SCRIPTED)} instead")
+    ap.add_argument("--only", nargs="*", default=None, help="with --scripted: these scripted skills alone")
+    ap.add_argument("--name", default="crafter_skills_scripted", help="with --scripted: the result's name")
     a = ap.parse_args()
     os.environ.setdefault("POLAR_NO_PROGRESS", "1")
     if a.scripted:
         t0 = time.perf_counter()
-        details = {"skills": measure(a.library, a.episodes, [], SCRIPTED), "held_out_seed": HELD_OUT,
+        names = {k: v for k, v in SCRIPTED.items() if a.only is None or k in a.only}
+        details = {"skills": measure(a.library, a.episodes, [], names), "held_out_seed": HELD_OUT,
                    "library": str(a.library), "wall_s": round(time.perf_counter() - t0, 1)}
         print(json.dumps(details, indent=1))
-        write_result("crafter_skills_scripted", script_command("crafter_skills.py"), figures(details), details)
+        write_result(a.name, script_command("crafter_skills.py"), figures(details), details)
         return
     if a.run is None:
         ap.error("give the training run (RUN_DIR), or --scripted")

@@ -113,6 +113,8 @@ class CrafterHarness(Harness):
         self._seeded = False
         self._last: dict[str, Any] | None = None
         self._gained: list[str] = []  # counts the last step raised (gained(ITEM))
+        self.steps = 0  # steps taken this episode (the agent's own count; the memory reader's clock)
+        self._reader: Any = None  # the memory reader, made once (it keeps the agent's plant record)
         self.spec = HarnessSpec(
             id=f"crafter:{env_id}",
             description=description or _describe(length, reward, pixels_only) + (
@@ -151,6 +153,7 @@ class CrafterHarness(Harness):
                 self._seeded = True
         frame = self.env.reset()
         self._last = None  # a new episode: nothing was gained by a step
+        self.steps = 0
         if self.start is not None:
             from polar.domains.crafter.staging import stage
 
@@ -167,6 +170,7 @@ class CrafterHarness(Harness):
         if not 0 <= a < self._action_space.n:
             raise HarnessError(f"{self.spec.id}: action {action!r} outside 0..{self._action_space.n - 1}")
         frame, reward, done, info = self.env.step(a)
+        self.steps += 1
         dead = self.env._player.health <= 0
         # Crafter's info holds the whole world's semantic map and the player's position: neither
         # is in the view, so neither leaves the harness. Flat values only: a vector env's info
@@ -203,14 +207,18 @@ class CrafterHarness(Harness):
         self._last = None
 
     def capabilities(self) -> set[str]:
-        return {"memory_reader"} if self.odometry else set()
+        return {"memory_reader", "plants"} if self.odometry else set()
 
     def capability(self, name: str) -> Any:
-        """`"memory_reader"` (with odometry): reads each observation into the agent's memory."""
-        if name == "memory_reader" and self.odometry:
+        """`"memory_reader"` (with odometry): reads each observation into the agent's memory;
+        `"plants"`: that reader's count of each seen plant's growth (polar.domains.crafter.plant),
+        from the agent's own pose, for the skills that tend plants."""
+        if name in ("memory_reader", "plants") and self.odometry:
             from polar.domains.crafter.memory_reader import CrafterReader
 
-            return CrafterReader(self)
+            if self._reader is None:
+                self._reader = CrafterReader(self)
+            return self._reader if name == "memory_reader" else self._reader.plants
         return super().capability(name)
 
     # --- planner views -------------------------------------------------------------------

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from polar.domains.crafter import view
+from polar.domains.crafter.plant import PlantRecord
 from polar.harnesses.base import SymbolicState
 from polar.harnesses.sighting import Cell, Code, MemoryView, Sighting
 
@@ -50,6 +51,7 @@ class CrafterReader:
     def __init__(self, harness: Any) -> None:
         self.harness = harness
         self._last: dict[str, Any] | None = None
+        self.plants = PlantRecord()  # each seen plant's growth, counted from the pose (plant.py)
 
     def read(self, obs: Any) -> Sighting:
         if "pose" not in obs or "semantic" not in obs:
@@ -67,12 +69,16 @@ class CrafterReader:
                 if (i, j) == view.CENTRE:
                     obj = 0  # the player itself: the cell holds its ground, not a thing to remember
                 cells[(px + i - view.CENTRE[0], py + j - view.CENTRE[1])] = (int(sem[i, j, 0]), obj)
+        stepped = int(getattr(self.harness, "steps", 1)) > 0  # 0: the observation of a reset
+        if not stepped:
+            self.plants.clear()
+        self.plants.observe((px, py), cells, stepped)
         return Sighting(pose=(px, py), heading=int(obs["facing"]), cells=cells)
 
     def state(self, memory: MemoryView, mission: str) -> SymbolicState:
         state = self.harness.symbolic_state()
         seen = {thing_of(code) for code in memory.cells.values()}
-        extra = [f"remembers({t})" for t in REMEMBERED if t in seen]
+        extra = [f"remembers({t})" for t in REMEMBERED if t in seen] + self.plants.predicates()
         return state.model_copy(update={"predicates": [*state.predicates, *extra]})
 
     def describe(self, memory: MemoryView) -> str:
@@ -105,6 +111,12 @@ def walk_to_remembered(memory: MemoryView, thing: str) -> int | None:
     if thing != "water" and targets:  # a moving thing: only where it was seen last
         last = memory.seen_at[targets[0]]
         targets = [c for c in targets if memory.seen_at[c] == last]
+    return walk_to_cells(memory, targets)
+
+
+def walk_to_cells(memory: MemoryView, targets: list[Cell]) -> int | None:
+    """The first move of the shortest walk through remembered cells to beside one of `targets`
+    (world cells), or None when there are none or none can be reached that way."""
     if not targets:
         return None
     px, py = memory.pose

@@ -56,8 +56,10 @@ def explore_act(x: dict[str, Any], args: dict[str, Any]) -> int:
     return action(MOVES[DIRS.index(open_[int(rng.integers(len(open_)))])])
 
 
-def free_paths(sem: np.ndarray) -> dict[Cell, tuple[int, Cell | None, Cell | None]]:
-    """Breadth-first over free walkable cells from the player: cell -> (steps, first move, last move)."""
+def free_paths(sem: np.ndarray, dig: tuple[str, ...] = ()) -> dict[Cell, tuple[int, Cell | None, Cell | None]]:
+    """Breadth-first over free walkable cells from the player: cell -> (steps, first move, last move).
+    `dig`: materials the way may also go through (a pickaxe digs stone to path), at a cost of 2
+    (dig, then walk): a 0-1-2 breadth-first by rounds keeps it the cheapest way."""
     out: dict[Cell, tuple[int, Cell | None, Cell | None]] = {view.CENTRE: (0, None, None)}
     todo = deque([view.CENTRE])
     while todo:
@@ -65,18 +67,23 @@ def free_paths(sem: np.ndarray) -> dict[Cell, tuple[int, Cell | None, Cell | Non
         dist, first, _ = out[c]
         for d in DIRS:
             n = (c[0] + d[0], c[1] + d[1])
-            if n not in out and inside(sem, n) and view.MATERIALS[int(sem[n][0])] in WALK and int(sem[n][1]) == 0:
-                out[n] = (dist + 1, first or d, d)
+            if not inside(sem, n) or int(sem[n][1]) != 0:
+                continue
+            mat = view.MATERIALS[int(sem[n][0])]
+            cost = 1 if mat in WALK else 2 if mat in dig else 0
+            if cost and (n not in out or out[n][0] > dist + cost):
+                out[n] = (dist + cost, first or d, d)
                 todo.append(n)
     return out
 
 
-def approach_act(x: dict[str, Any], material: str) -> int:
+def approach_act(x: dict[str, Any], material: str, dig: tuple[str, ...] = ()) -> int:
     """Walk the shortest free way (over grass, sand and path, around creatures) to a cell beside
     the nearest `material` cell in view, face it (a move towards a cell that cannot be walked on
-    only turns the player) and `do`; none in view or none reachable: walk on (explore)."""
+    only turns the player) and `do`; none in view or none reachable: walk on (explore). `dig`:
+    materials the way may go through, dug on the way (`do` on the faced cell, then the move)."""
     sem, facing = x["semantic"], int(x["facing"])
-    paths = free_paths(sem)
+    paths = free_paths(sem, dig)
     best = None
     for tx, ty in np.argwhere(sem[..., 0] == view.MATERIALS.index(material)):
         for i, (dx, dy) in enumerate(DIRS):  # stand at the cell - d, facing d
@@ -88,4 +95,6 @@ def approach_act(x: dict[str, Any], material: str) -> int:
     dist, first, i = best
     if dist == 0:
         return action("do") if facing == i else action(MOVES[i])
+    if dig and not free(sem, first) and DIRS[facing] == first:
+        return action("do")  # the way's next cell is to be dug, and the player faces it
     return action(MOVES[DIRS.index(first)])

@@ -27,6 +27,7 @@ from polar.domains.crafter.moves import action as _action
 from polar.domains.crafter.moves import approach_act
 from polar.domains.crafter.moves import explore_act as _walk_on
 from polar.domains.crafter.moves import free as _free
+from polar.domains.crafter.plant import plant_skills
 from polar.domains.crafter.primitives import CRAFTER, primitive_skills
 from polar.skills.model import Skill
 
@@ -176,6 +177,49 @@ def gather_act(x: dict[str, Any], args: dict[str, Any]) -> int:
     return approach_act(x, "tree")
 
 
+# What `mine_<m>` digs through on its way: stone (any pickaxe digs it; its preconditions hold one)
+MINE_THROUGH = ("stone",)
+MINE_TARGETS = ("stone", "coal", "iron", "diamond")  # mine_<m>: the pickaxe Crafter requires, from its rules
+
+
+def mine_act(x: dict[str, Any], args: dict[str, Any]) -> int:
+    """`mine_<m>`'s policy: the shortest way to beside the nearest `m` in view, digging through
+    stone where that is shorter than walking around (ore sits inside stone), face it and `do`;
+    with a memory and none in view, to the remembered one (coal, iron) first."""
+    thing = str(args.get("resource", "coal"))
+    act = lambda: approach_act(x, thing, MINE_THROUGH)  # noqa: E731
+    if thing not in REMEMBERED:
+        return act()
+    return _remembered_or(x, thing, _in_view(x["semantic"], thing), act)
+
+
+def mine_done(state: Any, args: dict[str, Any], obs: Any = None, info: Any = None) -> bool:
+    """`mine_<m>`'s termination: collect_<m>'s own check (the count rose, or n held)."""
+    return collect.hook_done(state, args, obs, info)
+
+
+def mine_skills(common: dict[str, Any]) -> list[Skill]:
+    """`mine_stone`, `mine_coal`, `mine_iron`, `mine_diamond`: scripted stand-ins for the learnt
+    collect skills of ores (coal 0.35, iron 0.24 from their staged starts), whose preconditions
+    and effects they share: the tool from Crafter's rules (`collect.<m>.require`), the ore in view."""
+    out = []
+    for m in MINE_TARGETS:
+        needs = [f"has({tool})" for tool in collect.TARGETS[m].needs]
+        out.append(Skill(
+            **common, name=f"mine_{m}",
+            description=f"Collect {m}: walk the shortest way to the nearest {m} in view, digging through "
+                        f"stone where that is shorter, face it and mine it, until you hold n (omit n: one "
+                        f"more). Needs a {' and a '.join(t[4:-1] for t in needs)}. Scripted, not learnt "
+                        "(polar.domains.crafter.skills): a stand-in for the learnt collect skill.",
+            parameters={"resource": {"choices": [m], "default": m, "description": f"what to mine: {m}"},
+                        "n": {"type": "int", "description": f"mine until you hold n {m}; omit to mine one more"}},
+            preconditions=[*needs, f"sees({m})"],
+            effects=[f"has({m},{{n}})", f"gained({m})", f"achieved(collect_{m})"],
+            termination={"check": "polar.domains.crafter.skills:mine_done"},
+            policy={"loader": "polar.domains.crafter.skills:mine_act", "config": {}}, step_budget=80))
+    return out
+
+
 def go_near_act(x: dict[str, Any], args: dict[str, Any]) -> int:
     """`go_near`'s policy: the shortest free way to beside the nearest `thing` (a table or furnace)."""
     return approach_act(x, str(args.get("thing", "table")))
@@ -263,6 +307,8 @@ def scripted_skills() -> list[Skill]:
               preconditions=["sees({thing})"], effects=["near({thing})"],
               termination={"predicates": ["near({thing})"]},
               policy={"loader": "polar.domains.crafter.skills:go_near_act", "config": {}}, step_budget=40),
+        *mine_skills(common),
+        *plant_skills(common),
         Skill(**common, name="rest",
               description="Sleep until energy is full (the player then wakes: achievement wake_up). "
                           "Zombies hit a sleeper harder. Scripted, not learnt.",
