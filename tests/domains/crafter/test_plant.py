@@ -115,3 +115,23 @@ def test_mine_coal_digs_through_stone_to_coal():
         assert int(obs["inventory"][view.ITEMS.index("coal")]) == before + 1
         return
     pytest.fail("no held-out world staged coal walled off by stone")
+
+
+def test_the_memory_library_offers_mine_before_the_weak_learnt_collect():
+    """skills_crafter_memory (the memory arm's library): retrieval offers mine_coal (measured
+    1.00 from the staged coal starts) before the learnt collect_coal (0.35), and likewise iron
+    and stone; the no-memory library skills_crafter has no mine skills (its cells keep their keys)."""
+    from pathlib import Path
+
+    from polar.domains.crafter.harness import MISSION
+    from polar.skills.search import rank
+    from polar.skills.store import SkillLibrary
+
+    root = Path(__file__).resolve().parents[3]
+    h = make_harness("crafter:", odometry=True)
+    names = [s.name for s, _ in rank(SkillLibrary(root / "skills_crafter_memory").list(), MISSION, h)]
+    for ore in ("coal", "iron", "stone"):
+        assert names.index(f"mine_{ore}") < names.index(f"collect_{ore}")
+    assert {"eat_plant", "plant_sapling"} <= set(names)
+    assert not any(s.name.startswith("mine_") for s in SkillLibrary(root / "skills_crafter").list())
+
