@@ -14,19 +14,17 @@ remembered one when none is in view (`walk_to_remembered`), through remembered c
 
 from __future__ import annotations
 
-from collections import deque
 from typing import Any
 
 import numpy as np
 
 from polar.domains.crafter import view
+from polar.domains.crafter.moves import walk_to_cells
 from polar.domains.crafter.plant import PlantRecord
 from polar.harnesses.base import SymbolicState
 from polar.harnesses.sighting import Cell, Code, MemoryView, Sighting
 
 REMEMBERED = ("water", "cow", "tree", "stone", "coal", "iron", "table", "furnace")  # remembers(THING)
-_DIRS = ((-1, 0), (1, 0), (0, -1), (0, 1))  # view.FACING order: left, right, up, down
-_MOVES = ("move_left", "move_right", "move_up", "move_down")
 
 
 def thing_of(code: Code) -> str:
@@ -94,15 +92,6 @@ class CrafterReader:
         return text + "\nRemembered (offsets from you): " + ("; ".join(lines) if lines else "no water or cow yet")
 
 
-def _passable(memory: MemoryView, cell: Cell, in_view: set[Cell]) -> bool:
-    """A remembered cell the player can walk on: grass, sand or path, with no object on it when
-    it is in view now (a creature remembered out of view has likely moved on)."""
-    code = memory.cells.get(cell)
-    if code is None or view.MATERIALS[int(code[0])] not in view.WALK:
-        return False
-    return int(code[1]) == 0 or cell not in in_view
-
-
 def walk_to_remembered(memory: MemoryView, thing: str) -> int | None:
     """Crafter's action index of the first move of the shortest walk through remembered cells
     to beside a remembered `thing` (water: the nearest; a cow: the most recently seen ones first),
@@ -112,35 +101,3 @@ def walk_to_remembered(memory: MemoryView, thing: str) -> int | None:
         last = memory.seen_at[targets[0]]
         targets = [c for c in targets if memory.seen_at[c] == last]
     return walk_to_cells(memory, targets)
-
-
-def walk_to_cells(memory: MemoryView, targets: list[Cell]) -> int | None:
-    """The first move of the shortest walk through remembered cells to beside one of `targets`
-    (world cells), or None when there are none or none can be reached that way."""
-    if not targets:
-        return None
-    px, py = memory.pose
-    in_view = {(px + i - view.CENTRE[0], py + j - view.CENTRE[1]) for i in range(view.VIEW[0]) for j in range(view.VIEW[1])}
-    goals = {(t[0] + dx, t[1] + dy) for t in targets for dx, dy in _DIRS} | set(targets)
-    start = memory.pose
-    parent: dict[Cell, Cell | None] = {start: None}
-    queue = deque([start])
-    while queue:
-        c = queue.popleft()
-        if c in goals and c != start:
-            while parent[c] != start:
-                c = parent[c]  # type: ignore[assignment]
-            return _move(start, c)
-        for dx, dy in _DIRS:
-            n = (c[0] + dx, c[1] + dy)
-            if n not in parent and (_passable(memory, n, in_view) or (n in goals and n in targets)):
-                parent[n] = c
-                queue.append(n)
-    return None
-
-
-def _move(start: Cell, to: Cell) -> int:
-    import crafter
-
-    d = (to[0] - start[0], to[1] - start[1])
-    return list(crafter.constants.actions).index(_MOVES[_DIRS.index(d)])

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from polar.domains.crafter import view
+from polar.harnesses.sighting import MemoryView
 
 WALK = view.WALK  # what the player (safely) and zombies walk on
 DIRS = ((-1, 0), (1, 0), (0, -1), (0, 1))  # view.FACING order: left, right, up, down
@@ -98,3 +99,47 @@ def approach_act(x: dict[str, Any], material: str, dig: tuple[str, ...] = ()) ->
     if dig and not free(sem, first) and DIRS[facing] == first:
         return action("do")  # the way's next cell is to be dug, and the player faces it
     return action(MOVES[DIRS.index(first)])
+
+
+# --- walking through the agent's memory (polar.agent.memory, with odometry) ----------------
+
+
+def _passable(memory: MemoryView, cell: Cell, in_view: set[Cell]) -> bool:
+    """A remembered cell the player can walk on: grass, sand or path, with no object on it when
+    it is in view now (a creature remembered out of view has likely moved on)."""
+    code = memory.cells.get(cell)
+    if code is None or view.MATERIALS[int(code[0])] not in view.WALK:
+        return False
+    return int(code[1]) == 0 or cell not in in_view
+
+
+def walk_to_cells(memory: MemoryView, targets: list[Cell]) -> int | None:
+    """The first move of the shortest walk through remembered cells to beside one of `targets`
+    (world cells), or None when there are none or none can be reached that way."""
+    if not targets:
+        return None
+    px, py = memory.pose
+    in_view = {(px + i - view.CENTRE[0], py + j - view.CENTRE[1]) for i in range(view.VIEW[0]) for j in range(view.VIEW[1])}
+    goals = {(t[0] + dx, t[1] + dy) for t in targets for dx, dy in DIRS} | set(targets)
+    start = memory.pose
+    parent: dict[Cell, Cell | None] = {start: None}
+    queue = deque([start])
+    while queue:
+        c = queue.popleft()
+        if c in goals and c != start:
+            while parent[c] != start:
+                c = parent[c]  # type: ignore[assignment]
+            return _move(start, c)
+        for dx, dy in DIRS:
+            n = (c[0] + dx, c[1] + dy)
+            if n not in parent and (_passable(memory, n, in_view) or (n in goals and n in targets)):
+                parent[n] = c
+                queue.append(n)
+    return None
+
+
+def _move(start: Cell, to: Cell) -> int:
+    import crafter
+
+    d = (to[0] - start[0], to[1] - start[1])
+    return list(crafter.constants.actions).index(MOVES[DIRS.index(d)])

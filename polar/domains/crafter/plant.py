@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from polar.domains.crafter import view
-from polar.domains.crafter.moves import DIRS, MOVES, action, explore_act, free_paths
+from polar.domains.crafter.moves import DIRS, MOVES, action, explore_act, free_paths, walk_to_cells
 from polar.harnesses.sighting import Cell, Code
 
 RIPE_AFTER = 300  # crafter.objects.Plant.ripe: grown > 300
@@ -136,8 +136,6 @@ def eat_act(x: dict[str, Any], args: dict[str, Any]) -> int:
     """`eat_plant`'s policy: a ripe plant in view, or a plant in view the record counts ripe: go
     beside it, face it and eat it; else walk through remembered cells to the nearest plant
     counted ripe; else walk on."""
-    from polar.domains.crafter.memory_reader import walk_to_cells
-
     sem = x["semantic"]
     record: PlantRecord | None = x.get("plants")
     due = set(record.ripe()) if record is not None else set()
