@@ -4,6 +4,7 @@ measure each learnt skill on held-out worlds.
     python benchmarks/crafter_skills.py RUN_DIR --library skills_crafter --register
     python benchmarks/crafter_skills.py RUN_DIR --library skills_crafter --episodes 60
     python benchmarks/crafter_skills.py --scripted --library skills_crafter --episodes 60
+    python benchmarks/crafter_skills.py RUN_DIR --library skills_crafter_memory --register --memory-skills
 
 Registering goes through the CLI (`polar skills register` for the learnt skills, `polar skills
 add` for the scripted ones and the primitives), from the manifests in skills/recipes/crafter/.
@@ -50,7 +51,12 @@ def policy_dir(run: Path) -> Path:
     return ckpts[-1]
 
 
-def register(run: Path, library: Path, env_steps: int | None) -> None:
+# In the memory arm's library (skills_crafter_memory/) only: registered with --memory-skills, so
+# re-registering skills_crafter/ keeps the no-memory arm's library (and its cells' keys) as it was
+MEMORY_SKILLS = {"mine_stone", "mine_coal", "mine_iron", "mine_diamond", "plant_sapling", "eat_plant"}
+
+
+def register(run: Path, library: Path, env_steps: int | None, memory_skills: bool = False) -> None:
     polar = [sys.executable, "-m", "polar"]
     # by a path, not a bare name: a bare name (skills_crafter) is the shipped library, read-only
     library = library.resolve()
@@ -64,6 +70,8 @@ def register(run: Path, library: Path, env_steps: int | None) -> None:
         subprocess.run(cmd, check=True, env=env)
     learnt = {f"{skill_name(t)}.yaml" for t in DEFAULT_TARGETS}
     for path in sorted(MANIFESTS.glob("*.yaml")):
+        if path.stem in MEMORY_SKILLS and not memory_skills:
+            continue
         if path.name not in learnt and not path.name.startswith("collect_"):
             subprocess.run([*polar, "skills", "add", str(path), "--library", str(library)], check=True, env=env)
 
@@ -120,17 +128,21 @@ def main() -> None:
     ap.add_argument("run", type=Path, nargs="?", help="the training run (not with --scripted)")
     ap.add_argument("--library", type=Path, default=ROOT / "skills_crafter")
     ap.add_argument("--register", action="store_true", help="register the skills first")
+    ap.add_argument("--memory-skills", action="store_true",
+                    help=f"with --register: also {', '.join(sorted(MEMORY_SKILLS))} (skills_crafter_memory)")
     ap.add_argument("--env-steps", type=int, default=None, help="env steps (a checkpoint, not a finished run)")
     ap.add_argument("--episodes", type=int, default=60)
     ap.add_argument("--targets", nargs="*", default=list(DEFAULT_TARGETS))
     ap.add_argument("--scripted", action="store_true", help=f"measure the scripted {', '.join(SCRIPTED)} instead")
-    ap.add_argument("--only", nargs="*", default=None, help="with --scripted: these scripted skills alone")
+    ap.add_argument("--only", nargs="*", default=None,
+                    help="with --scripted: these scripted skills alone (default: those of skills_crafter)")
     ap.add_argument("--name", default="crafter_skills_scripted", help="with --scripted: the result's name")
     a = ap.parse_args()
     os.environ.setdefault("POLAR_NO_PROGRESS", "1")
     if a.scripted:
         t0 = time.perf_counter()
-        names = {k: v for k, v in SCRIPTED.items() if a.only is None or k in a.only}
+        # by default the no-memory library's stand-ins; --only names any (mine_* for skills_crafter_memory)
+        names = {k: v for k, v in SCRIPTED.items() if (k in a.only if a.only is not None else k not in MEMORY_SKILLS)}
         details = {"skills": measure(a.library, a.episodes, [], names), "held_out_seed": HELD_OUT,
                    "library": str(a.library), "wall_s": round(time.perf_counter() - t0, 1)}
         print(json.dumps(details, indent=1))
@@ -139,7 +151,7 @@ def main() -> None:
     if a.run is None:
         ap.error("give the training run (RUN_DIR), or --scripted")
     if a.register:
-        register(a.run, a.library, a.env_steps)
+        register(a.run, a.library, a.env_steps, a.memory_skills)
     t0 = time.perf_counter()
     details = {"skills": measure(a.library, a.episodes, a.targets), "held_out_seed": HELD_OUT,
                "library": str(a.library), "run": str(a.run), "wall_s": round(time.perf_counter() - t0, 1)}
