@@ -143,3 +143,20 @@ def _move(start: Cell, to: Cell) -> int:
 
     d = (to[0] - start[0], to[1] - start[1])
     return list(crafter.constants.actions).index(MOVES[DIRS.index(d)])
+
+
+AREA = (64, 64)  # Crafter's world (crafter.Env's default area, the `crafter:` harness's)
+
+
+def frontier(memory: MemoryView) -> list[Cell]:
+    """Remembered walkable cells next to a cell of the world never seen: where the unknown begins."""
+    out = []
+    for (cx, cy), code in memory.cells.items():
+        if view.MATERIALS[int(code[0])] not in view.WALK:
+            continue
+        for dx, dy in DIRS:
+            n = (cx + dx, cy + dy)
+            if 0 <= n[0] < AREA[0] and 0 <= n[1] < AREA[1] and n not in memory.cells:
+                out.append((cx, cy))
+                break
+    return out

@@ -24,7 +24,7 @@ from polar.domains.crafter import collect, view
 from polar.domains.crafter.memory_reader import REMEMBERED, walk_to_remembered
 from polar.domains.crafter.moves import DIRS as _DIRS
 from polar.domains.crafter.moves import action as _action
-from polar.domains.crafter.moves import approach_act
+from polar.domains.crafter.moves import approach_act, frontier, walk_to_cells
 from polar.domains.crafter.moves import explore_act as _walk_on
 from polar.domains.crafter.moves import free as _free
 from polar.domains.crafter.plant import plant_skills
@@ -115,9 +115,18 @@ def explore_act(x: dict[str, Any], args: dict[str, Any]) -> int:
     """`explore`'s policy: walk on (`moves.explore_act`); with a memory and the thing remembered
     (water where it was seen, a cow where one was seen last), walk there instead, until in view."""
     thing = str(args.get("thing", ""))
+    walk = (lambda: _walk_on(x, args)) if x.get("memory") is None else (lambda: _to_frontier(x, args))
     if thing not in REMEMBERED:
-        return _walk_on(x, args)
-    return _remembered_or(x, thing, _in_view(x["semantic"], thing), lambda: _walk_on(x, args))
+        return walk()
+    return _remembered_or(x, thing, _in_view(x["semantic"], thing), walk)
+
+
+def _to_frontier(x: dict[str, Any], args: dict[str, Any]) -> int:
+    """With a memory, explore new ground: the first move towards the nearest remembered walkable
+    cell next to a cell never seen (inside the world), so the walk does not go back over ground
+    it has seen; none reachable: walk on as without a memory."""
+    move = walk_to_cells(x["memory"], frontier(x["memory"]))
+    return _walk_on(x, args) if move is None else move
 
 
 def face_free_act(x: dict[str, Any], args: dict[str, Any]) -> int:

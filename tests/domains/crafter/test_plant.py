@@ -1,6 +1,7 @@
-"""Plants and ores for the memory arm (polar/domains/crafter/plant.py, skills.mine_act): the
-agent's own count of a plant's growth matches Crafter's; `eat_plant` walks back to a plant
-counted ripe and eats it; `plant_sapling` plants one; `mine_coal` digs through stone to coal."""
+"""Plants, ores and new ground for the memory arm (polar/domains/crafter/plant.py,
+skills.mine_act, moves.frontier): the agent's own count of a plant's growth matches Crafter's;
+`eat_plant` walks back to a plant counted ripe and eats it; `plant_sapling` plants one;
+`mine_coal` digs through stone to coal; `explore` with a memory heads for ground never seen."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from crafter import objects  # noqa: E402
 from polar.agent.memory import MemoryHarness  # noqa: E402
 from polar.domains.crafter import plant, view  # noqa: E402
 from polar.domains.crafter.moves import explore_act  # noqa: E402
+from polar.domains.crafter.skills import explore_act as scripted_explore_act  # noqa: E402
 from polar.domains.crafter.skills import scripted_skills  # noqa: E402
 from polar.harnesses.registry import make_harness  # noqa: E402
 from polar.skills.runner import run_skill  # noqa: E402
@@ -135,3 +137,35 @@ def test_the_memory_library_offers_mine_before_the_weak_learnt_collect():
     assert {"eat_plant", "plant_sapling"} <= set(names)
     assert not any(s.name.startswith("mine_") for s in SkillLibrary(root / "skills_crafter").list())
 
+
+
+def _cells_seen_exploring(seed: int, use_memory: bool, steps: int = 150) -> int:
+    mh = MemoryHarness(make_harness("crafter:", odometry=True))
+    obs, _ = mh.reset(seed=seed)
+    memory = mh.capability("memory")
+    for _ in range(steps):
+        _keep_alive(mh.inner.env)
+        x = {"semantic": obs["semantic"], "facing": int(obs["facing"]), "memory": memory if use_memory else None}
+        obs = mh.step(scripted_explore_act(x, {"thing": "diamond"}))[0]
+    return len(memory.cells)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_explore_with_a_memory_heads_for_ground_never_seen(seed):
+    """With a memory, `explore` walks to where the unknown begins (moves.frontier) instead of on
+    at random: in 150 steps it sees more than twice the cells (measured: 2.5-3.3 times)."""
+    assert _cells_seen_exploring(seed, True) > 2 * _cells_seen_exploring(seed, False)
+
+
+def test_the_frontier_is_seen_walkable_ground_next_to_unseen_world():
+    from polar.domains.crafter.moves import AREA, frontier
+
+    mh = MemoryHarness(make_harness("crafter:", odometry=True))
+    mh.reset(seed=2)
+    memory = mh.capability("memory")
+    cells = frontier(memory)
+    assert cells
+    for c in cells:
+        assert view.MATERIALS[memory.cells[c][0]] in view.WALK
+        unseen = [(c[0] + dx, c[1] + dy) for dx, dy in ((1, 0), (-1, 0), (0, 1), (0, -1))]
+        assert any(0 <= n[0] < AREA[0] and 0 <= n[1] < AREA[1] and n not in memory.cells for n in unseen)
