@@ -293,6 +293,8 @@ def test_every_rl_recipe_loads() -> None:
     ("rl-seed4-boxes.yaml", {"model"}),                 # the replication from another SFT seed
     ("rl-seed2-boxes-s2.yaml", {"seed"}),               # the replication over run seeds
     ("rl-seed2-boxes-filtered-sft.yaml", {"arm", "finetune"}),  # the same-budget baseline arm
+    # the robustness bar's plan C: rl-seed2-boxes-s2.yaml (seed 2) from SFT seed 1, sampling the task it fails
+    ("rl-seed1-doorkey.yaml", {"model", "seed", "tasks", "eval_tasks"}),
 ])
 def test_the_replication_recipes_change_only_what_their_plan_says(recipe: str, changed: set[str]) -> None:
     """evals/results/planner-rl/README.md: each replication is rl-seed2-boxes.yaml with only `changed` (and
