@@ -42,6 +42,7 @@ from polar.llm.dataset import (
 from polar.llm.record import CallRecord, read_records
 from polar.planners.base import Planner, PlannerContext, SkillInfo
 from polar.planners.decisions import Decision, DecisionEnvelope, Finish
+from polar.planners.schema import decision_schema, emitted_order
 
 Keep = Literal["episode", "outcome", "both"]
 CONFIRMED = ("harness", "harness-rule", "goal-predicates")  # success sources that are not the planner's word
@@ -103,7 +104,9 @@ def kept(d: DecisionRecord, episode_confirmed: bool, keep: Keep) -> str | None:
 def canonical_decision(decision: dict[str, Any], skills: list[SkillInfo] | None = None) -> str:
     """`{"decision": {...}}` as one canonical text: validated, `reason` dropped (it costs
     tokens and is not executed), fields in the order of the decision schema (kind first), a
-    skill's arguments in the order of its declared parameters."""
+    skill's arguments in the order of its declared parameters. With `skills`, every object's keys
+    are then in the order the served grammar emits them (required first: `emitted_order`, from
+    the schema the planner sends, `decision_schema`), so each target is a reply the model can give."""
     d = DecisionEnvelope.model_validate({"decision": decision}).decision
     body = d.model_dump(mode="json", exclude={"reason"}, exclude_none=True)
     order = ["kind", *[k for k in type(d).model_fields if k not in ("kind", "reason")]]
@@ -113,7 +116,10 @@ def canonical_decision(decision: dict[str, Any], skills: list[SkillInfo] | None 
         if params:
             body["args"] = {k: body["args"][k] for k in sorted(body["args"], key=lambda k: (
                 params.index(k) if k in params else len(params), k))}
-    return canonical_json({"decision": body})
+    envelope: dict[str, Any] = {"decision": body}
+    if skills:
+        envelope = emitted_order(envelope, decision_schema(skills, "auto"))
+    return canonical_json(envelope)
 
 
 def decision_label(decision: dict[str, Any]) -> str:

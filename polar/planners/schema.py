@@ -53,6 +53,14 @@ def acts_on_carried(skill: SkillInfo) -> bool:
     return any(p.startswith("carrying(") and "{" in p for p in skill.preconditions)
 
 
+def seeks_unseen(skill: SkillInfo) -> bool:
+    """A skill whose effect is seeing its own argument (the memory's explore): it is called for
+    an object not seen yet, so its choices are not narrowed to the objects the state holds.
+    Narrowed, `explore(object=goal)` was a reply the served schema refused once the key or door
+    was seen (518 of 5835 memory-mode teacher decisions, every one an explore; issue 41)."""
+    return any(e.startswith("seen(") and "{" in e for e in skill.effects)
+
+
 def _arg_schema(choices: list[str] | str, present: set[str]) -> dict[str, Any]:
     if isinstance(choices, str):  # a type name, not a list of choices
         return {"type": {"int": "integer", "float": "number", "bool": "boolean"}.get(choices, "string")}
@@ -105,7 +113,8 @@ def decision_schema(skills: list[SkillInfo], mode: str, *, state: SymbolicState 
                     reason: bool = False) -> dict[str, Any]:
     """The `{"decision": ...}` envelope's schema for `mode` (skill | plan | code | auto)."""
     present, carried = world_values(state), carried_values(state)
-    calls = [skill_call_schema(s, present | carried if acts_on_carried(s) else present, reason) for s in skills]
+    calls = [skill_call_schema(s, set() if seeks_unseen(s) else present | carried if acts_on_carried(s) else present,
+                               reason) for s in skills]
     options: list[dict[str, Any]] = []
     if mode in ("skill", "auto"):
         options += calls
@@ -119,6 +128,44 @@ def decision_schema(skills: list[SkillInfo], mode: str, *, state: SymbolicState 
     options.append(finish_schema(reason))
     decision = options[0] if len(options) == 1 else {"anyOf": options}
     return _closed({"decision": decision})
+
+
+def emitted_order(value: Any, schema: dict[str, Any]) -> Any:
+    """`value` with every object's keys in the order the served grammar writes them.
+
+    llama.cpp's JSON-schema grammar (llama-cpp-python's `_build_object_rule`) emits an object's
+    *required* properties first, in schema order, then the optional ones, in schema order. A
+    training target in any other order is a reply the served model cannot give: trained on
+    `{"color": "yellow", "object": "key"}` with `object` required, the grammar forces
+    `{"object": ...` first and the model, which only saw `object` last, closes the object there
+    and never names a colour (issue 41). Of an `anyOf`, the first alternative whose keys and
+    constants fit `value` decides; a value no alternative fits keeps its order."""
+    if "anyOf" in schema:
+        branch = next((b for b in schema["anyOf"] if _fits(value, b)), None)
+        return value if branch is None else emitted_order(value, branch)
+    if isinstance(value, dict) and "properties" in schema:
+        props, required = schema["properties"], set(schema.get("required", []))
+        order = [k for k in props if k in required] + [k for k in props if k not in required]
+        ordered = {k: emitted_order(value[k], props[k]) for k in order if k in value}
+        return {**ordered, **{k: v for k, v in value.items() if k not in ordered}}
+    if isinstance(value, list) and "items" in schema:
+        return [emitted_order(v, schema["items"]) for v in value]
+    return value
+
+
+def _fits(value: Any, schema: dict[str, Any]) -> bool:
+    """Whether `value` can be an instance of `schema` as far as its keys and constants say (the
+    choice among `anyOf` alternatives: skill calls differ by their `skill` constant, argument
+    forms by which coordinates they hold)."""
+    if "anyOf" in schema:
+        return any(_fits(value, b) for b in schema["anyOf"])
+    if "const" in schema:
+        return bool(value == schema["const"])
+    if schema.get("type") == "object":
+        props = schema.get("properties", {})
+        return (isinstance(value, dict) and set(schema.get("required", [])) <= set(value)
+                and all(k in props and _fits(v, props[k]) for k, v in value.items()))
+    return True
 
 
 def response_format(schema: dict[str, Any], style: SchemaStyle) -> dict[str, Any]:

@@ -61,6 +61,17 @@ def test_the_carried_object_is_a_value_the_world_holds():
     assert args["object"]["enum"] == ["box"]
 
 
+def test_a_skill_that_seeks_its_object_may_name_one_not_seen_yet():
+    """The memory's explore looks for what the memory does not hold yet: narrowed to the seen
+    objects, `explore(object=goal)` was refused once the key and door were seen (issue 41)."""
+    explore = SkillInfo(name="explore", description="find", parameters={"object": ["key", "door", "box", "goal"]},
+                        optional=["object"], effects=["seen({object},{color})"])
+    explore_args, goto_args = (o["properties"]["args"]["properties"]
+                               for o in _options(decision_schema([explore, GOTO], "skill", state=STATE))[:2])
+    assert explore_args["object"]["enum"] == ["key", "door", "box", "goal"]
+    assert goto_args["object"]["enum"] == ["key", "door", "goal"]  # goto still only what the world holds
+
+
 def test_modes_offer_their_kinds_and_every_schema_instance_parses():
     kinds = lambda mode: [o["properties"]["kind"]["const"] for o in _options(decision_schema([GOTO], mode))]  # noqa: E731
     assert kinds("skill") == ["skill", "finish"]
