@@ -298,6 +298,9 @@ class CodeAgentConfig(_Agent):
     model: str = Field(description="The model writing programs (a name, name@version or a .gguf), served by llama.cpp.")
     port: int = Field(ge=1, le=65535, description="Its llama.cpp server's port (one model per server).")
     k: int = Field(3, ge=1, description="At most this many programs per episode.")
+    # generate-and-test (polar.evals.code_select): each program is first tried on this many
+    # selection episodes, and the best plays the episode; None: off (the first that passes the gate)
+    select_episodes: int | None = Field(None, ge=1)
     temperature: float = Field(0.7, ge=0)
     max_tokens: int = Field(160, ge=16)
     threads: int = Field(1, ge=1, description="llama.cpp threads.")
@@ -491,7 +494,7 @@ class Suite(StrictModel):
 
 # Fields added after cells were committed: left out of a key while unset, so that an agent not
 # using one keeps the key (and the finished cells) it had before the field existed.
-LATER_FIELDS = ("sweep", "seed_models", "skills_shown")
+LATER_FIELDS = ("sweep", "seed_models", "skills_shown", "select_episodes")
 
 
 def _computing_fields(agent: SuiteAgent) -> dict:
