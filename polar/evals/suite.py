@@ -56,6 +56,9 @@ class _Agent(StrictModel):
     # docs/evals.md), and what its decision maker (policy, controller, planner) reads itself.
     observes: Information | None = None
     decides_from: Information | None = None
+    # the suite's harnesses this agent plays (labels or ids; None: all): its cells on the others
+    # are not planned, e.g. an RL algorithm that fits some tasks only. Picks cells, not in keys.
+    harnesses: list[str] | None = Field(None, min_length=1)
 
     @model_validator(mode="after")
     def _decides_within(self) -> _Agent:
@@ -422,6 +425,10 @@ class Suite(StrictModel):
             if unknown:
                 raise ValueError(f"agents.{a.name}.tasks: {unknown} are not harness labels of this suite "
                                  f"(labels: {labels})")
+            unknown = sorted(set(a.harnesses or ()) - set(labels) - {h.id for h in self.harnesses})
+            if unknown:
+                raise ValueError(f"agents.{a.name}.harnesses: {unknown} name no harness of this suite "
+                                 f"(labels: {labels})")
         return self
 
     def agent(self, name: str) -> SuiteAgent:
@@ -466,11 +473,15 @@ class Suite(StrictModel):
             raise ConfigError(f"suite {self.name}: episodes must be < 1000 per cell (seed spacing)")
         return self.eval_seed + 1000 * seed + index
 
+    def harnesses_of(self, agent: SuiteAgent) -> list[SuiteHarness]:
+        """The harnesses an agent plays: its `harnesses` (by label or id), else all of the suite's."""
+        return [h for h in self.harnesses if agent.harnesses is None or {h.label, h.id} & set(agent.harnesses)]
+
     def cells(self) -> list[Cell]:
         return [
             Cell(agent=a.name, harness=h.label, seed=s)
             for a in self.agents
-            for h in self.harnesses
+            for h in self.harnesses_of(a)
             for s in (a.seeds if a.seeds is not None else self.seeds)
         ]
 
@@ -502,7 +513,8 @@ def _computing_fields(agent: SuiteAgent) -> dict:
     # without its own count keeps the key it had before the field existed; `tasks` as the specs
     # of the harnesses a multitask policy trains on (cells.cell_key), whichever way they are named
     return {k: v for k, v in agent.model_dump(mode="json").items()
-            if k not in agent.LABELS and k not in ("episodes", "tasks") and not (k in LATER_FIELDS and v is None)}
+            if k not in agent.LABELS and k not in ("episodes", "tasks", "harnesses")
+            and not (k in LATER_FIELDS and v is None)}
 
 
 class Cell(StrictModel):
