@@ -14,6 +14,7 @@ import pytest
 import yaml
 
 from polar.evals.code_agent import CodeAgent
+from polar.evals.code_runner import run_program
 from polar.evals.code_select import SELECTION_SEED_BASE, passes, select_program, selection_seeds
 from polar.evals.code_tasks import TASKS
 from polar.evals.suite import CodeAgentConfig, load_suite
@@ -123,3 +124,21 @@ def test_a_suite_cell_with_selection_charges_the_selection_steps_and_shows_every
     assert played.outcomes[0].steps == played.env_steps > 0
     page = cell_page(res, "view", "code", 3)
     assert page.count("selection episode, seed 201000") == len(cands) and "played by program" in page
+
+
+def test_the_summary_and_the_pages_count_and_show_every_candidate() -> None:
+    from polar.evals.code_eval import CodeEpisode, episode_pages, summarise
+
+    task, seeds = TASKS["cartpole"], selection_seeds(1000, 1)
+    sel = select_program(task, ["import os\ndef act(obs):\n    return 1\n", BAD_CARTPOLE, GOOD_CARTPOLE], seeds, PROCESS)
+    played = run_program(task, sel.candidates[sel.chosen].program, [1000], PROCESS)
+    run = played.episodes[0]
+    ep = CodeEpisode(task="cartpole", seed=1000, programs=[played], call_ids=["a", "b", "c"], ret=run.ret,
+                     success=run.success, env_steps=sel.env_steps + played.env_steps, completion_tokens=30,
+                     prompt_tokens=270, wall_s=0.1, selection_seeds=seeds, candidates=sel.candidates,
+                     chosen=sel.chosen)
+    s = summarise([ep])["cartpole"]
+    assert s["programs"] == 3 and s["refused"] == 1 and s["selection_env_steps"] == sel.env_steps > 500
+    assert s["env_steps"] == sel.env_steps + 500 and s["success"] == 1.0
+    page = episode_pages([ep], "t")
+    assert "played: program 3" in page and "refused by the gate" in page and "seed 201000: return 500" in page
