@@ -60,6 +60,8 @@ def evaluate(
     backend: str = typer.Option("docker", help="The sandbox that plays: docker (committed results) or process."),
     port: int = typer.Option(8031, help="The llama.cpp server's port."),
     threads: int = typer.Option(1, help="llama.cpp threads."),
+    select_episodes: int = typer.Option(0, min=0, help="Generate-and-test: try each of up to K programs on this "
+                                        "many selection episodes first (0: off; docs/code-mode.md)."),
 ) -> None:
     """Play held-out episodes with programs the model writes; summary.json, episodes.md."""
     from polar.evals.code_eval import evaluate as run_eval
@@ -68,7 +70,7 @@ def evaluate(
 
     profile = docker_profile() if backend == "docker" else SandboxProfile(backend=backend)
     s = run_eval(model, out, tasks=_tasks(tasks), seeds=_seeds(seeds), k=k, profile=profile,
-                 temperature=temperature, port=port, threads=threads)
+                 temperature=temperature, port=port, threads=threads, select=select_episodes)
     for name, row in s["tasks"].items():
         typer.echo(f"{name:12s} return {row['mean_return']:9.1f}  success {row['success']:.2f}  "
                    f"bar {'met' if row['meets_threshold'] else 'not met'} ({row['metric']} >= {row['threshold']:g})  "

@@ -95,9 +95,11 @@ class CodeAgent(EvalAgent):
         # already serving this port for another holder is shared (polar.llm.leases)
         self._held.enter_context(hold([self.client.settings.server]))
         charges = model_charges(cfg.model)
-        return Preparation(train_env_steps=sum(charges.values()),
-                           info={"charges": charges, "task": self.task.name, "model": cfg.model, "k": cfg.k,
-                                 "sandbox": cfg.sandbox.backend})
+        info = {"charges": charges, "task": self.task.name, "model": cfg.model, "k": cfg.k,
+                "sandbox": cfg.sandbox.backend}
+        if cfg.select_episodes:  # only when set: the committed cells' preparation stays as it was
+            info["select_episodes"] = cfg.select_episodes
+        return Preparation(train_env_steps=sum(charges.values()), info=info)
 
     def close(self) -> None:
         self._held.close()
@@ -107,7 +109,7 @@ class CodeAgent(EvalAgent):
         assert self.task is not None and self.client is not None, "prepare() first"
         replies: list[LLMResponse] = []
         ep = play_episode(self.client, self.task, env_seed, self.config.k, self.config.sandbox,
-                          harness=harness, replies=replies)
+                          harness=harness, replies=replies, select=self.config.select_episodes or 0)
         return episode_record(ep, replies, agent=self.label, harness_id=harness.spec.id, task=task,
                               episode_id=episode_id)
 
@@ -127,12 +129,38 @@ def _outcome(run: EpisodeRun, gate: str) -> Outcome:
                    stopped_by=stopped)
 
 
+def _selection_decisions(ep: CodeEpisode, replies: list[LLMResponse]) -> list[DecisionRecord]:
+    """Generate-and-test: one decision per sampled program (its selection episodes as its
+    outcomes, the call that wrote it), then the chosen program's play of the episode."""
+    decisions = []
+    for i, (prog, resp) in enumerate(zip(ep.candidates, replies, strict=True)):
+        call = LLMCallRecord.model_validate({**resp.call.model_dump(), "reply": resp.content})
+        outs = [_outcome(run, prog.gate) for run in prog.episodes]
+        for out, run in zip(outs, prog.episodes, strict=True):
+            out.reason = f"selection episode, seed {run.seed}: return {run.ret:g}; {out.reason}"
+        decisions.append(DecisionRecord(
+            index=i, decision={"kind": "code", "source": prog.program, "entrypoint": ENTRYPOINT, "role": "candidate"},
+            outcomes=outs, env_steps=prog.env_steps, planner_s=call.latency_s, llm_calls=[call]))
+    if ep.chosen is not None:
+        played = ep.programs[0]
+        best = ep.candidates[ep.chosen].mean_return
+        out = _outcome(played.episodes[0], played.gate)
+        out.reason = (f"the episode, played by program {ep.chosen + 1} of {len(ep.candidates)} "
+                      f"(mean selection return {best:g}); {out.reason}")
+        decisions.append(DecisionRecord(
+            index=len(decisions), decision={"kind": "code", "source": played.program, "entrypoint": ENTRYPOINT,
+                                            "role": "played", "candidate": ep.chosen},
+            outcomes=[out], env_steps=played.env_steps))
+    return decisions
+
+
 def episode_record(ep: CodeEpisode, replies: list[LLMResponse], *, agent: str, harness_id: str, task: str,
                    episode_id: str) -> EpisodeRecord:
     """A code episode as a suite's episode record: one decision per program (its source, its
-    verdict, the call that wrote it, with the reply), the last program's episode as the result."""
-    decisions = []
-    for i, (prog, resp) in enumerate(zip(ep.programs, replies, strict=True)):
+    verdict, the call that wrote it, with the reply), the last program's episode as the result.
+    With selection, the env steps are the selection episodes' and the episode's together."""
+    decisions = _selection_decisions(ep, replies) if ep.candidates else []
+    for i, (prog, resp) in enumerate(zip(ep.programs, replies, strict=True) if not ep.candidates else ()):
         run = prog.episodes[0]
         call = LLMCallRecord.model_validate({**resp.call.model_dump(), "reply": resp.content})
         decisions.append(DecisionRecord(
@@ -143,7 +171,7 @@ def episode_record(ep: CodeEpisode, replies: list[LLMResponse], *, agent: str, h
         cause, detail = None, None
     elif last.error is not None:
         cause = FailureCause.SANDBOX_ERROR
-        detail = f"{last.error}: {last.reason}" + (f" ({len(ep.programs)} programs, all refused)"
+        detail = f"{last.error}: {last.reason}" + (f" ({len(ep.candidates or ep.programs)} programs, all refused)"
                                                    if ep.programs[-1].gate != "ok" else "")
     else:
         cause, detail = unsolved_cause(last.terminated, last.truncated, last.steps)
@@ -152,5 +180,14 @@ def episode_record(ep: CodeEpisode, replies: list[LLMResponse], *, agent: str, h
         episode_return=ep.ret, env_steps=ep.env_steps, terminated=last.terminated, truncated=last.truncated,
         failure_cause=cause, failure_detail=detail, decisions=decisions, llm_calls=len(replies),
         prompt_tokens=ep.prompt_tokens, completion_tokens=ep.completion_tokens, wall_s=ep.wall_s,
-        extra={"code_task": ep.programs[-1].task, "programs": len(ep.programs),
-               "refused": sum(p.gate != "ok" for p in ep.programs)})
+        extra=_extra(ep))
+
+
+def _extra(ep: CodeEpisode) -> dict[str, Any]:
+    if not ep.candidates:
+        return {"code_task": ep.programs[-1].task, "programs": len(ep.programs),
+                "refused": sum(p.gate != "ok" for p in ep.programs)}
+    return {"code_task": ep.task, "programs": len(ep.candidates),
+            "refused": sum(p.gate != "ok" for p in ep.candidates), "selection_seeds": ep.selection_seeds,
+            "selection_env_steps": ep.selection_env_steps, "episode_env_steps": ep.programs[0].env_steps,
+            "chosen": ep.chosen, "selection_returns": [p.mean_return for p in ep.candidates]}

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import statistics
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -55,7 +56,9 @@ class CodeEpisode(BaseModel):
 
     task: str
     seed: int
-    programs: list[ProgramRecord]  # in order; all but the last were refused by the gate
+    # in order; all but the last were refused by the gate. With selection: the one program that
+    # played the episode (or, when every candidate was refused, the last refused one)
+    programs: list[ProgramRecord]
     call_ids: list[str]
     ret: float
     success: bool
@@ -63,13 +66,27 @@ class CodeEpisode(BaseModel):
     completion_tokens: int
     prompt_tokens: int
     wall_s: float
+    # generate-and-test (polar.evals.code_select): every sampled program with its selection
+    # episodes, and the index of the one that played (None: no selection, or none passed the gate)
+    selection_seeds: list[int] = []
+    candidates: list[ProgramRecord] = []
+    chosen: int | None = None
+
+    @property
+    def selection_env_steps(self) -> int:
+        return sum(c.env_steps for c in self.candidates)
 
 
 def play_episode(client: LLMClient, task: CodeTask, seed: int, k: int, profile: SandboxProfile, *,
-                 harness: Harness | None = None, replies: list[LLMResponse] | None = None) -> CodeEpisode:
+                 harness: Harness | None = None, replies: list[LLMResponse] | None = None,
+                 select: int = 0) -> CodeEpisode:
     """Up to `k` programs for one episode: the first that passes the gate plays it. `harness`:
     the task's env made by the caller (`run_program`); `replies` collects each model reply
-    (with its call record) for a caller that keeps them in its own record."""
+    (with its call record) for a caller that keeps them in its own record. `select` > 0:
+    generate-and-test instead (`polar.evals.code_select`), each program tried on `select`
+    selection episodes first."""
+    if select:
+        return _play_selected(client, task, seed, k, profile, select, harness=harness, replies=replies)
     t0 = time.perf_counter()
     msgs = task_messages(task)
     programs: list[ProgramRecord] = []
@@ -91,6 +108,44 @@ def play_episode(client: LLMClient, task: CodeTask, seed: int, k: int, profile: 
                        prompt_tokens=ptok, wall_s=time.perf_counter() - t0)
 
 
+def _play_selected(client: LLMClient, task: CodeTask, seed: int, k: int, profile: SandboxProfile, n: int, *,
+                   harness: Harness | None, replies: list[LLMResponse] | None) -> CodeEpisode:
+    """Generate-and-test: up to `k` programs tried on `n` selection episodes, the chosen one
+    plays the episode (`polar.evals.code_select`)."""
+    from polar.evals.code_select import select_program, selection_seeds
+
+    t0 = time.perf_counter()
+    msgs = task_messages(task)
+    asked: list[LLMResponse] = []
+
+    def sample() -> Iterator[str]:
+        for _ in range(k):
+            resp = client.complete(msgs, template="code_task", replay=False)
+            asked.append(resp)
+            if replies is not None:
+                replies.append(resp)
+            yield resp.content
+
+    seeds = selection_seeds(seed, n)
+    sel = select_program(task, sample(), seeds, profile, harness=harness)
+    if sel.chosen is None:  # every program refused: the episode is not played, as without selection
+        last = sel.candidates[-1]
+        played = last.model_copy(update={"episodes": [last.episodes[0].model_copy(update={"seed": seed})]})
+    else:
+        played = run_program(task, sel.candidates[sel.chosen].program, [seed], profile, harness=harness)
+    run = played.episodes[0]
+    return CodeEpisode(task=task.name, seed=seed, programs=[played], call_ids=[r.call.call_id for r in asked],
+                       ret=run.ret, success=run.success, env_steps=sel.env_steps + played.env_steps,
+                       completion_tokens=sum(r.call.completion_tokens for r in asked),
+                       prompt_tokens=sum(r.call.prompt_tokens for r in asked), wall_s=time.perf_counter() - t0,
+                       selection_seeds=seeds, candidates=sel.candidates, chosen=sel.chosen)
+
+
+def _sampled(e: CodeEpisode) -> list[ProgramRecord]:
+    """The programs the model wrote for an episode (with selection: the candidates)."""
+    return e.candidates or e.programs
+
+
 def summarise(episodes: list[CodeEpisode]) -> dict[str, Any]:
     """Per task: episodes, mean return (and its std), success rate, the issue's bar and whether
     it is met, env steps, tokens, refused programs."""
@@ -105,17 +160,20 @@ def summarise(episodes: list[CodeEpisode]) -> dict[str, Any]:
                      "std_return": statistics.pstdev(rets), "success": success, "metric": task.metric,
                      "threshold": task.threshold, "meets_threshold": value >= task.threshold,
                      "env_steps": sum(e.env_steps for e in eps),
-                     "programs": sum(len(e.programs) for e in eps),
-                     "refused": sum(p.gate != "ok" for e in eps for p in e.programs),
-                     "errors": sum(p.episodes[0].error is not None for e in eps for p in e.programs),
+                     "selection_env_steps": sum(e.selection_env_steps for e in eps),
+                     "programs": sum(len(_sampled(e)) for e in eps),
+                     "refused": sum(p.gate != "ok" for e in eps for p in _sampled(e)),
+                     "errors": sum(any(r.error is not None for r in p.episodes) for e in eps for p in _sampled(e)),
                      "completion_tokens": sum(e.completion_tokens for e in eps),
                      "prompt_tokens": sum(e.prompt_tokens for e in eps)}
     return out
 
 
 def evaluate(model: str, out: str | Path, *, tasks: list[str], seeds: list[int], k: int, profile: SandboxProfile,
-             temperature: float = 0.7, port: int = 8031, threads: int = 1) -> dict[str, Any]:
-    """Every (task, seed) episode, resumable: `episodes.jsonl` keeps the finished ones."""
+             temperature: float = 0.7, port: int = 8031, threads: int = 1, select: int = 0) -> dict[str, Any]:
+    """Every (task, seed) episode, resumable: `episodes.jsonl` keeps the finished ones. `select`
+    > 0: generate-and-test on that many selection episodes (`polar.evals.code_select`); a
+    folder holds one setting's episodes."""
     from polar.llm.serve import ensure_server, stop_own
 
     out = Path(out)
@@ -134,7 +192,7 @@ def evaluate(model: str, out: str | Path, *, tasks: list[str], seeds: list[int],
         try:
             ensure_server(server, lambda m: None)
             for name, seed in todo:
-                ep = play_episode(client, TASKS[name], seed, k, profile)
+                ep = play_episode(client, TASKS[name], seed, k, profile, select=select)
                 with path.open("a") as f:
                     f.write(ep.model_dump_json() + "\n")
                 done.append(ep)
@@ -143,7 +201,7 @@ def evaluate(model: str, out: str | Path, *, tasks: list[str], seeds: list[int],
         finally:
             stop_own(server.host, server.port)
     episodes = [e for e in done if e.task in tasks and e.seed in seeds]
-    summary = {"model": model, "k": k, "temperature": temperature, "backend": profile.backend,
+    summary = {"model": model, "k": k, "select_episodes": select, "temperature": temperature, "backend": profile.backend,
                "seeds": seeds, "tasks": summarise(episodes), "wall_s_this_run": time.perf_counter() - t0}
     atomic_write(out / "summary.json", json.dumps(summary, indent=1))
     atomic_write(out / "episodes.md", episode_pages(episodes, title=f"{model}: code-mode episodes"))
@@ -155,6 +213,15 @@ def episode_pages(episodes: list[CodeEpisode], title: str) -> str:
     lines = [f"# {title}", ""]
     for e in episodes:
         lines += [f"## {e.task}, seed {e.seed}: return {e.ret:g}, success {e.success}, {e.env_steps} env steps", ""]
+        if e.candidates:
+            lines += [f"Selection episodes (seeds {e.selection_seeds}, {e.selection_env_steps} env steps); "
+                      f"played: program {e.chosen + 1 if e.chosen is not None else '- (all refused)'}", ""]
+            for i, p in enumerate(e.candidates, 1):
+                verdict = (", ".join(f"seed {r.seed}: return {r.ret:g}" for r in p.episodes) if p.gate == "ok"
+                           else f"refused by the gate: {p.gate}")
+                lines += [f"Program {i} ({verdict})", "", "```python", p.program.rstrip(), "```", ""]
+            lines += [f"Played: {e.programs[0].episodes[0].reason}", ""]
+            continue
         for i, p in enumerate(e.programs, 1):
             run = p.episodes[0]
             verdict = "ran" if p.gate == "ok" else "refused by the gate"

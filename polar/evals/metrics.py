@@ -163,6 +163,7 @@ class Results(BaseModel):
     seeds: list[int]
     episodes_per_cell: int
     episodes_by_agent: dict[str, int] = Field(default_factory=dict)  # agents with their own count
+    agent_harnesses: dict[str, list[str]] = Field(default_factory=dict)  # agents that play some harnesses only
     eval_seed: int = 0  # episode i of seed s starts from env seed eval_seed + 1000 s + i
     agents: list[str]
     harnesses: list[str]
@@ -394,7 +395,9 @@ def compute_results(suite: Suite, cells: list[CellResult], profiles: PlannerProf
         suite=suite.name, description=suite.description,
         created=datetime.now(UTC).isoformat(timespec="seconds"), seeds=list(suite.seeds),
         episodes_per_cell=suite.episodes, eval_seed=suite.eval_seed,
-        episodes_by_agent={a.name: a.episodes for a in suite.agents if a.episodes not in (None, suite.episodes)}, agents=[a.name for a in suite.agents],
+        episodes_by_agent={a.name: a.episodes for a in suite.agents if a.episodes not in (None, suite.episodes)},
+        agent_harnesses={a.name: [h.label for h in suite.harnesses_of(a)] for a in suite.agents if a.harnesses},
+        agents=[a.name for a in suite.agents],
         harnesses=labels, rows=rows, totals=totals, curves=curves, comparisons=comparisons,
         skills_trained_on=skills_trained_on(cells), cells=len(cells), missing_cells=missing,
     )

@@ -115,7 +115,7 @@ def _check_rl_agent(agent: PureRLAgentConfig, field: str, suite: Suite,
     if agent.multitask:
         check(f"{field}.overrides", lambda: multitask_config(agent, suite.trained_on(agent), suite.seeds[0], Path(".")))
         return
-    for entry in suite.harnesses:  # the recipe, the overrides and what each cell fixes
+    for entry in suite.harnesses_of(agent):  # the recipe, the overrides and what each cell fixes
         if not check(f"{field}.overrides",
                      lambda entry=entry: train_config(agent, entry, suite.seeds[0], Path("."))):
             return
@@ -142,5 +142,5 @@ def _check_code_agent(agent: CodeAgentConfig, field: str, suite: Suite,
     from polar.llm.models import resolve_model
 
     check(f"{field}.model", lambda: resolve_model(agent.model))
-    for h in suite.harnesses:
+    for h in suite.harnesses_of(agent):
         check(f"{field}.tasks", lambda h=h: get_task(agent.task_for(h.label)))

@@ -281,6 +281,16 @@ def _reuse(results: Results) -> str:
             "(unchanged suite, agent inputs and harness files).")
 
 
+def _only_some(results: Results) -> list[str]:
+    """The agents limited to some harnesses (their `harnesses:`): '-' on the others, not planned."""
+    if not results.agent_harnesses:
+        return []
+    rows = [[a] + [("played" if h in hs else "-") for h in results.harnesses]
+            for a, hs in results.agent_harnesses.items()]
+    return ["Agents that play some harnesses only (their `harnesses:`); '-': no cell planned there.", "",
+            _md_table(["agent", *results.harnesses], rows), ""]
+
+
 def markdown(results: Results, plots: list[str]) -> str:
     parts = [f"# Eval report: {results.suite}", ""]
     if results.description:
@@ -293,6 +303,7 @@ def markdown(results: Results, plots: list[str]) -> str:
         f"every agent); generated {results.created}. {STATISTICS_NOTE}{unknown}{_reuse(results)}", "",
         INFORMATION_LEGEND, "",
         _md_table(TABLE_HEADER, table_rows(results)), "",
+        *_only_some(results),
         *[f"**{line}**\n" for line in disagreements(results.rows)],
         "## Cost ledger per agent", "",
         "Training env steps split by what they paid for: the skills' pretraining, training on "

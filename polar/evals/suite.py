@@ -56,6 +56,9 @@ class _Agent(StrictModel):
     # docs/evals.md), and what its decision maker (policy, controller, planner) reads itself.
     observes: Information | None = None
     decides_from: Information | None = None
+    # the suite's harnesses this agent plays (labels or ids; None: all): its cells on the others
+    # are not planned, e.g. an RL algorithm that fits some tasks only. Picks cells, not in keys.
+    harnesses: list[str] | None = Field(None, min_length=1)
 
     @model_validator(mode="after")
     def _decides_within(self) -> _Agent:
@@ -298,6 +301,9 @@ class CodeAgentConfig(_Agent):
     model: str = Field(description="The model writing programs (a name, name@version or a .gguf), served by llama.cpp.")
     port: int = Field(ge=1, le=65535, description="Its llama.cpp server's port (one model per server).")
     k: int = Field(3, ge=1, description="At most this many programs per episode.")
+    # generate-and-test (polar.evals.code_select): each program is first tried on this many
+    # selection episodes, and the best plays the episode; None: off (the first that passes the gate)
+    select_episodes: int | None = Field(None, ge=1)
     temperature: float = Field(0.7, ge=0)
     max_tokens: int = Field(160, ge=16)
     threads: int = Field(1, ge=1, description="llama.cpp threads.")
@@ -419,6 +425,10 @@ class Suite(StrictModel):
             if unknown:
                 raise ValueError(f"agents.{a.name}.tasks: {unknown} are not harness labels of this suite "
                                  f"(labels: {labels})")
+            unknown = sorted(set(a.harnesses or ()) - set(labels) - {h.id for h in self.harnesses})
+            if unknown:
+                raise ValueError(f"agents.{a.name}.harnesses: {unknown} name no harness of this suite "
+                                 f"(labels: {labels})")
         return self
 
     def agent(self, name: str) -> SuiteAgent:
@@ -463,11 +473,15 @@ class Suite(StrictModel):
             raise ConfigError(f"suite {self.name}: episodes must be < 1000 per cell (seed spacing)")
         return self.eval_seed + 1000 * seed + index
 
+    def harnesses_of(self, agent: SuiteAgent) -> list[SuiteHarness]:
+        """The harnesses an agent plays: its `harnesses` (by label or id), else all of the suite's."""
+        return [h for h in self.harnesses if agent.harnesses is None or {h.label, h.id} & set(agent.harnesses)]
+
     def cells(self) -> list[Cell]:
         return [
             Cell(agent=a.name, harness=h.label, seed=s)
             for a in self.agents
-            for h in self.harnesses
+            for h in self.harnesses_of(a)
             for s in (a.seeds if a.seeds is not None else self.seeds)
         ]
 
@@ -491,7 +505,7 @@ class Suite(StrictModel):
 
 # Fields added after cells were committed: left out of a key while unset, so that an agent not
 # using one keeps the key (and the finished cells) it had before the field existed.
-LATER_FIELDS = ("sweep", "seed_models", "skills_shown")
+LATER_FIELDS = ("sweep", "seed_models", "skills_shown", "select_episodes")
 
 
 def _computing_fields(agent: SuiteAgent) -> dict:
@@ -499,7 +513,8 @@ def _computing_fields(agent: SuiteAgent) -> dict:
     # without its own count keeps the key it had before the field existed; `tasks` as the specs
     # of the harnesses a multitask policy trains on (cells.cell_key), whichever way they are named
     return {k: v for k, v in agent.model_dump(mode="json").items()
-            if k not in agent.LABELS and k not in ("episodes", "tasks") and not (k in LATER_FIELDS and v is None)}
+            if k not in agent.LABELS and k not in ("episodes", "tasks", "harnesses")
+            and not (k in LATER_FIELDS and v is None)}
 
 
 class Cell(StrictModel):
