@@ -10,6 +10,9 @@ primitive env step the options took while training (`primitive_steps.jsonl`, kep
 update so a resumed run restarts from its checkpoint's count) plus the skills' pretraining.
 The learning curve's x axis is primitive env steps too. Evaluation plays the options on the
 suite's harness; each option call is a decision of the episode record, with its outcome.
+
+With `memory: true` the options run over the agent's memory (`polar.agent.memory_options`,
+docs/memory.md): the memory skills, the options the library declares, the controller on its view.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from polar.agent.memory_options import MEMORY_OPTION_ENV, MemoryOptionEnv, memory_options
 from polar.episode import DecisionRecord, EpisodeRecord, FailureCause
 from polar.errors import ConfigError, PolarError
 from polar.evals.agents import EvalAgent, Information, Preparation, sha
@@ -94,6 +98,12 @@ class HRLAgent(EvalAgent):
 
     @classmethod
     def information(cls, config: HRLAgentConfig) -> Information:  # type: ignore[override]
+        if config.memory:  # the memory skills read the agent's memory of its view (and pose) only
+            if config.observes not in (None, "view"):
+                raise ConfigError(f"agent {config.name}: observes: over the agent's memory the HRL agent reads its "
+                                  f"own view (and pose): view, not {config.observes!r}")
+            return Information("view", "view", "RL controller over the memory skills (PPO over options; "
+                                               "docs/memory.md)")
         observes = config.observes or "full"  # the shipped goto skill reads the full grid
         return Information(observes, config.controller, "RL controller over the skills (PPO over options)")
 
@@ -114,6 +124,8 @@ class HRLAgent(EvalAgent):
     def option_set(self, entry: SuiteHarness, library: SkillCatalog) -> list[dict[str, Any]]:
         if self.config.options is not None:
             return [o.model_dump() for o in self.config.options]
+        if self.config.memory:  # from the library's declarations: no state is read
+            return memory_options(library, harness_spec(entry))
         harness = entry.make()
         try:
             return default_options(harness, library, range(PROBE_SEED, PROBE_SEED + PROBE_STATES))
@@ -146,7 +158,8 @@ class HRLAgent(EvalAgent):
             raise ConfigError(f"agent {cfg.name}: overrides.workers: the HRL controller trains serially "
                               "(its primitive steps are counted in-process)")
         tcfg = make_train_config(cfg.name, cfg.recipe, cfg.overrides, {
-            "algo": "ppo", "harness": OPTION_ENV, "harness_kwargs": kwargs, "steps": cfg.train_steps,
+            "algo": "ppo", "harness": MEMORY_OPTION_ENV if cfg.memory else OPTION_ENV, "harness_kwargs": kwargs,
+            "steps": cfg.train_steps,
             "seed": seed, "out": str(run), "workers": 0})
         log = _StepLog(run, token)
 
@@ -181,7 +194,8 @@ class HRLAgent(EvalAgent):
         cfg = self.config
         assert self.library is not None, "prepare() first"
         t0 = time.perf_counter()
-        env = OptionEnv(harness, self.options, skills=str(self.library.root), controller=cfg.controller,
+        env_class = MemoryOptionEnv if cfg.memory else OptionEnv
+        env = env_class(harness, self.options, skills=str(self.library.root), controller=cfg.controller,
                         max_options=cfg.max_options, max_steps=max_steps, option_steps=cfg.option_steps)
         decisions: list[DecisionRecord] = []
         ret, info, term, trunc = 0.0, {}, False, False

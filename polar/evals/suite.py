@@ -226,9 +226,15 @@ class HRLAgentConfig(_Trained):
     controller: Literal["view", "full"] = "view"  # what the controller's policy observes
     max_options: int = Field(64, ge=1)  # option calls per episode before it is cut
     option_steps: int | None = Field(None, ge=1)  # cap on each option's step budget (None: the skill's)
+    # true: the options run over the agent's memory (polar.agent.memory_options, docs/memory.md);
+    # None (unset) keeps the keys of the cells committed before the field existed
+    memory: bool | None = None
 
     @model_validator(mode="after")
     def _labels(self) -> HRLAgentConfig:
+        if self.memory and self.controller != "view":
+            raise ValueError("controller: over the agent's memory (memory: true) the controller observes its own "
+                             f"view (view), not {self.controller!r}")
         if self.decides_from not in (None, self.controller):
             raise ValueError(f"decides_from: the controller observes {self.controller!r} (controller:); "
                              f"got {self.decides_from!r}")
@@ -505,7 +511,7 @@ class Suite(StrictModel):
 
 # Fields added after cells were committed: left out of a key while unset, so that an agent not
 # using one keeps the key (and the finished cells) it had before the field existed.
-LATER_FIELDS = ("sweep", "seed_models", "skills_shown", "select_episodes")
+LATER_FIELDS = ("sweep", "seed_models", "skills_shown", "select_episodes", "memory")
 
 
 def _computing_fields(agent: SuiteAgent) -> dict:

@@ -171,7 +171,7 @@ class OptionEnv(gym.Env):
         """Option k from the current state, within the episode's remaining steps."""
         opt = self.options[k]
         skill = self._skills[opt["skill"]]
-        missing = self._absent_object(opt["args"])
+        missing = self.refusal(opt)
         if missing:
             return Outcome(kind="skill", skill=skill.ref, args=opt["args"], success=False,
                            cause=FailureCause.SKILL_FAILURE, reason=missing)
@@ -187,6 +187,11 @@ class OptionEnv(gym.Env):
                               cause=FailureCause.SKILL_FAILURE, reason=f"{type(err).__name__}: {err}",
                               wall_s=time.perf_counter() - t0)
         return outcome
+
+    def refusal(self, option: dict[str, Any]) -> str | None:
+        """Why option `option` fails at once, without an env step (None: it runs). A subclass
+        over another view of the harness (the agent's memory) says what applies there."""
+        return self._absent_object(option["args"])
 
     def _absent_object(self, args: dict[str, Any]) -> str | None:
         """An option naming an object the grid does not hold fails at once, without steps."""

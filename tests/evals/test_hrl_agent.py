@@ -43,3 +43,25 @@ def test_hrl_controller_learns_doorkey_and_is_charged_its_primitive_steps(tmp_pa
         assert max(i for i, o in enumerate(c) if o == "toggle()") > c.index("pickup()")
     assert all(d.outcomes and d.outcomes[0].skill for e in solved for d in e.decisions)
     assert sum(e.env_steps for e in result.episodes) == row.eval_env_steps
+
+
+def test_hrl_over_the_memory_learns_doorkey_from_its_own_view(tmp_path: Path) -> None:
+    """`memory: true` (docs/memory.md): the memory skills' options from the library's declarations,
+    masked where they do not apply over the memory, the controller on its view: view/view."""
+    agent = {**HRL, "name": "hrl-memory", "memory": True, "skills": "skills_memory"}
+    suite = {"name": "hrl-memory", "agents": [agent], "seeds": [0], "episodes": 20,
+             "harnesses": [{"id": "minigrid:MiniGrid-DoorKey-5x5-v0", "kwargs": {"odometry": True}}]}
+    res = run_suite(suite, tmp_path, progress=False)
+    [row] = res.rows
+    assert row.success.value >= 0.9, row.seed_success
+    assert (row.observes, row.decides_from) == ("view", "view")
+    [cell] = load_suite(suite).cells()
+    result = CellResult.model_validate_json(cell_path(tmp_path, cell).read_text())
+    info = result.prep.info
+    assert len(info["options"]) == 46 and "explore(object=key)" in info["options"]
+    assert {s["skill"].split("@")[0] for s in info["skills"]} == {
+        "explore", "goto", "pickup", "drop", "toggle", "unlock"}
+    assert row.ledger.task_train_env_steps == info["primitive_env_steps"] > 0
+    calls = [d for e in result.episodes for d in e.decisions]
+    # the mask: the controller never calls an option that does not apply over the memory
+    assert calls and not [d for d in calls if d.outcomes[0].reason and "not applicable" in d.outcomes[0].reason]

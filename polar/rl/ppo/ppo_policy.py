@@ -6,6 +6,12 @@ Three layouts, chosen from the network config and the observation kinds:
   `EnsembleMLP` (one batched matmul per layer, CleanRL's maths and init);
 - separate actor and critic with their own CNN encoders (images, grids).
 
+An observation key `action_mask` (MultiBinary, one bit per discrete action) masks the actor: an
+action whose bit is 0 gets a logit of `MASKED_LOGIT`, so it is never sampled and its probability
+is 0 in the loss (MaskablePPO; the HRL controller's options over the agent's memory,
+`polar.agent.memory_options`). Such a policy takes the plain torch paths (never `fused`: the
+numpy rollout step and the analytic gradient do not mask); the mask is also an input.
+
 `network.lstm: H` makes the policy recurrent (recurrent PPO): one encoder, then an LSTM cell
 of H units whose output both trunks read. Its memory is passed explicitly in training
 (`step_recurrent` / `evaluate_sequence`, reset where an episode starts) and kept inside the
@@ -14,6 +20,7 @@ policy by `act` between `reset()` calls (one episode, or one batch of lockstep e
 
 from __future__ import annotations
 
+import gymnasium as gym
 import numpy as np
 import torch
 from torch.nn import functional as F
@@ -28,6 +35,9 @@ from polar.rl.common.lstm import masked_lstm
 from polar.rl.common.networks import EnsembleMLP, ObsEncoder, layer_init, mlp
 from polar.rl.policy import Policy
 
+MASK_KEY = "action_mask"
+MASKED_LOGIT = -1e9  # finite: an all-zero mask leaves a uniform choice, never NaN
+
 
 class PPOPolicy(Policy):
     algo = "ppo"
@@ -40,7 +50,9 @@ class PPOPolicy(Policy):
         self._memory: torch.Tensor | None = None  # act()'s memory between reset() calls
         if cfg.lstm:
             features = cfg.lstm
-        self.fused = not cfg.shared and not cfg.lstm and not self.actor_enc.has_parameters and bool(cfg.hidden)
+        self.masked = self._action_mask(space)
+        self.fused = (not cfg.shared and not cfg.lstm and not self.actor_enc.has_parameters and bool(cfg.hidden)
+                      and not self.masked)
         if self.fused:
             self.ac_trunk = EnsembleMLP(features, cfg.hidden, cfg.activation)
             h = cfg.hidden[-1]
@@ -54,6 +66,22 @@ class PPOPolicy(Policy):
                 self.critic_enc = ObsEncoder(space, kinds, cfg)
             self.critic_trunk, _ = mlp(features, cfg.hidden, cfg.activation, ortho=True)
         self.critic_head = layer_init(torch.nn.Linear(h, 1), std=1.0)
+
+    def _action_mask(self, space) -> bool:
+        """Whether the observation carries an `action_mask` for this policy's actions."""
+        sub = getattr(space, "spaces", {}).get(MASK_KEY)
+        if sub is None:
+            return False
+        if not self.discrete or not isinstance(sub, gym.spaces.MultiBinary) or tuple(sub.shape) != (self.act_dim,):
+            raise ValueError(f"observation {MASK_KEY!r}: expected MultiBinary({self.act_dim}) over a discrete "
+                             f"action space, got {sub} over {self.action_space}")
+        return True
+
+    def _mask(self, head: torch.Tensor, obs: dict[str, torch.Tensor]) -> torch.Tensor:
+        """The actor's logits with the masked actions' set to MASKED_LOGIT (module docstring)."""
+        if not self.masked:
+            return head
+        return head.masked_fill(obs[MASK_KEY].reshape(head.shape) < 0.5, MASKED_LOGIT)
 
     @property
     def recurrent(self) -> bool:
@@ -97,12 +125,12 @@ class PPOPolicy(Policy):
     def step(self, obs: dict[str, torch.Tensor], deterministic: bool = False):
         """(action, its log-prob, V(s)) of a feedforward policy."""
         head, value = self(obs)
-        return (*self._sample(head, deterministic), value)
+        return (*self._sample(self._mask(head, obs), deterministic), value)
 
     def evaluate_actions(self, obs: dict[str, torch.Tensor], actions: torch.Tensor):
         """(log-prob, entropy, V(s)) of stored actions: what PPO's loss reads."""
         head, value = self(obs)
-        return (*self._logp_entropy(head, actions), value)
+        return (*self._logp_entropy(self._mask(head, obs), actions), value)
 
     # ---- recurrent PPO: the memory [2 (h, c), N, H] is passed in and returned -------------
 
@@ -136,7 +164,7 @@ class PPOPolicy(Policy):
         """(action, its log-prob, V(s), the memory after this step)."""
         x, memory = self._remember(obs, memory, starts)
         head, value = self._heads(x)
-        return (*self._sample(head, deterministic), value, memory)
+        return (*self._sample(self._mask(head, obs), deterministic), value, memory)
 
     def value_recurrent(self, obs: dict[str, torch.Tensor], memory: torch.Tensor,
                         starts: torch.Tensor | None) -> torch.Tensor:
@@ -150,7 +178,7 @@ class PPOPolicy(Policy):
         T, N = starts.shape
         hs = masked_lstm(self.lstm, self.actor_enc(obs).reshape(T, N, -1), memory[0], memory[1], starts)
         head, value = self._heads(hs.reshape(T * N, -1))
-        logp, entropy = self._logp_entropy(head, actions.reshape(T * N, *actions.shape[2:]))
+        logp, entropy = self._logp_entropy(self._mask(head, obs), actions.reshape(T * N, *actions.shape[2:]))
         return logp.reshape(T, N), entropy.reshape(T, N), value.reshape(T, N)
 
     def act_tensor(self, obs: dict[str, torch.Tensor], deterministic: bool = False) -> torch.Tensor:
