@@ -11,8 +11,9 @@ generic (a harness in, options out), and the memory stays the agent's.
 The options (`memory_options`) come from the library's declarations alone, never from a state:
 `explore` per object type its `object` parameter declares (any colour: it stops at the first
 one seen), `goto` per type (the nearest of any colour) and per (type, colour) pair it declares,
-`pickup` per type, and the argument-free `drop`, `toggle` and `unlock`: 46 options over
-`skills_memory/`, some never applicable in a given world (MiniGrid's goal has no colour in the
+`pickup` per type, and the library's other primitives without arguments (`drop`, `forward`,
+`left`, `right`, `toggle`, `unlock`: a turn is how the agent comes to face a free cell to drop
+what it carries): 49 options over `skills_memory/`, some never applicable in a given world (MiniGrid's goal has no colour in the
 predicates, so `goto(goal, C)` never is). An option is *applicable* when its skill's
 preconditions hold over the memory's predicates and its termination does not hold already
 (`applicable`): not a `goto` to an object never seen or with no remembered way to it, not an
@@ -40,7 +41,6 @@ from polar.skills.options import OptionEnv
 
 MEMORY_OPTION_ENV = "gym:polar.agent.memory_options:MemoryOptionEnv"
 MASK_KEY = "action_mask"  # the key PPO masks its actions by (polar.rl.ppo.ppo_policy.MASK_KEY; no torch import here)
-ARGUMENT_FREE = ("drop", "toggle", "unlock")  # they act on what is in front or carried
 
 
 def _choices(skill: Skill, name: str) -> list[str]:
@@ -63,7 +63,10 @@ def memory_options(library: SkillCatalog, spec: HarnessSpec) -> list[dict[str, A
     if "pickup" in have:
         types = _choices(have["pickup"], "object")
         options += [{"skill": "pickup", "args": {"object": t}} for t in types] or [{"skill": "pickup", "args": {}}]
-    options += [{"skill": s, "args": {}} for s in ARGUMENT_FREE if s in have]
+    # the other primitives without arguments, the turns included: facing a free cell is what
+    # `drop` needs (the object just picked up from in front of the agent blocks it otherwise)
+    options += [{"skill": s.name, "args": {}} for s in have.values()
+                if s.kind == "primitive" and s.name != "pickup" and not any(p.required for p in s.parameters.values())]
     if not any(o["skill"] in ("explore", "goto") for o in options):
         raise ConfigError(f"skill library {library.root}: no explore or goto skill for harness {spec.id!r}: "
                           "the memory options need the memory skills (skills_memory/)")

@@ -49,9 +49,9 @@ def test_options_are_every_declared_type_and_colour(options: list[dict]) -> None
     assert names[:5] == [f"explore(object={t})" for t in types]
     assert {f"goto(object={t})" for t in types} <= set(names)
     assert {f"goto(color={c}, object={t})" for t in types for c in colors} <= set(names)
-    assert names[-6:] == ["pickup(object=key)", "pickup(object=ball)", "pickup(object=box)", "drop()", "toggle()",
-                          "unlock()"]
-    assert len(names) == len(set(names)) == 5 + 5 + 30 + 6
+    assert names[-9:] == ["pickup(object=key)", "pickup(object=ball)", "pickup(object=box)", "drop()", "forward()",
+                          "left()", "right()", "toggle()", "unlock()"]  # the turns: to face a free cell to drop
+    assert len(names) == len(set(names)) == 5 + 5 + 30 + 3 + 6
 
 
 def test_the_order_solves_doorkey_over_the_memory_alone(options: list[dict], library) -> None:

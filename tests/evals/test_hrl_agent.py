@@ -58,9 +58,9 @@ def test_hrl_over_the_memory_learns_doorkey_from_its_own_view(tmp_path: Path) ->
     [cell] = load_suite(suite).cells()
     result = CellResult.model_validate_json(cell_path(tmp_path, cell).read_text())
     info = result.prep.info
-    assert len(info["options"]) == 46 and "explore(object=key)" in info["options"]
+    assert len(info["options"]) == 49 and "explore(object=key)" in info["options"]
     assert {s["skill"].split("@")[0] for s in info["skills"]} == {
-        "explore", "goto", "pickup", "drop", "toggle", "unlock"}
+        "explore", "goto", "pickup", "drop", "toggle", "unlock", "forward", "left", "right"}
     assert row.ledger.task_train_env_steps == info["primitive_env_steps"] > 0
     calls = [d for e in result.episodes for d in e.decisions]
     # the mask: the controller never calls an option that does not apply over the memory
