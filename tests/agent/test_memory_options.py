@@ -106,3 +106,13 @@ def test_the_mask_key_is_the_one_ppo_reads() -> None:
     from polar.rl.ppo.ppo_policy import MASK_KEY as PPO_MASK_KEY
 
     assert MASK_KEY == PPO_MASK_KEY
+
+
+def test_the_suite_refuses_a_memory_controller_on_the_full_grid() -> None:
+    from polar.evals.suite import load_suite
+
+    agent = {"name": "hrl-memory", "kind": "hrl", "memory": True, "skills": "skills_memory", "train_steps": 8}
+    suite = {"name": "m", "seeds": [0], "episodes": 1, "harnesses": [{"id": DOORKEY, "kwargs": {"odometry": True}}]}
+    assert load_suite({**suite, "agents": [agent]}).agents[0].memory is True
+    with pytest.raises(ConfigError, match="controller: over the agent's memory"):
+        load_suite({**suite, "agents": [{**agent, "controller": "full"}]})
