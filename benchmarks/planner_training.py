@@ -354,7 +354,7 @@ def main() -> None:
         summary = timed("teacher", lambda: run_cells(args.teacher_suite, out / "teacher"))
         eps = [e for c in summary.results for e in c.episodes]
         results["ledger"]["teacher"] |= {"episodes": len(eps), "env_steps": sum(e.env_steps for e in eps),
-                                         "success": sum(e.success for e in eps) / max(len(eps), 1)}
+                                         "success": sum(bool(e.success) for e in eps) / max(len(eps), 1)}  # None: no goal (Crafter)
         save()
     if "dataset" in stages:
         from polar.llm.finetune import example_token_counter
