@@ -172,16 +172,34 @@ def dagger_kept(rows: list[dict], rounds: list[dict]) -> int:
     return kept
 
 
+def ship_sft(ledger: dict, name: str, out: Path, seed: int, teacher_planner: str) -> None:
+    """`--rounds 0`: ship the SFT model itself (no improvement round ran), charged the teacher's env steps."""
+    from polar.llm.adapters import ship
+
+    if "teacher" not in ledger or "sft" not in ledger:
+        raise SystemExit(f"stage ship (--rounds 0): {out / 'results.json'} has no teacher or sft stage to ship")
+    teacher = ledger["teacher"]["env_steps"]
+    folder = ship(ledger["sft"]["model"], REPO / "planners" / "models" / name, env_steps=teacher,
+                  env_steps_source=f"{out.name}/results.json: the teacher's episodes (ledger.teacher.env_steps "
+                                   f"{teacher}); fine-tuning is not env steps of training",
+                  description=f"SmolLM2-135M + LoRA, training seed {seed}: SFT on the {teacher_planner} "
+                              "planner's decisions, no improvement round")
+    print(f"shipped {ledger['sft']['model']} as {folder}")
+
+
 def ship_last_round(results: dict, name: str | None, out: Path, seed: int, teacher_planner: str = "symbolic",
-                    dagger_rounds: int | None = None) -> None:
+                    dagger_rounds: int | None = None, sft_only: bool = False) -> None:
     """Ship the last round's model, charged the env steps its training data cost; of DAgger's
     rounds, the last one the shipping rule keeps (`dagger_kept`), or the first `dagger_rounds`
-    when the rule was applied to an evaluation made elsewhere (e.g. the memory suite's cells)."""
+    when the rule was applied to an evaluation made elsewhere (e.g. the memory suite's cells);
+    `sft_only` (`--rounds 0`): the SFT model."""
     from polar.llm.adapters import ship
 
     if not name:
         raise SystemExit("stage ship: name the shipped model with --ship-as")
     ledger = results["ledger"]
+    if sft_only:
+        return ship_sft(ledger, name, out, seed, teacher_planner)
     stage, rounds = shipped_rounds(ledger)
     if stage == "dagger":
         kept = dagger_kept(results["rows"], rounds) if dagger_rounds is None else min(dagger_rounds, len(rounds))
@@ -222,6 +240,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--student", default=None,
                     help="the student's planner profile: its templates render the dataset and serve the model "
                          "(default: student; with --observation memory student-memory)")
+    ap.add_argument("--keep", choices=["episode", "outcome", "both"], default="both",
+                    help="dataset: which teacher decisions enter (polar.planners.dataset.kept); outcome for an open "
+                         "world whose episodes never succeed as a whole (Crafter: docs/crafter.md section 6d)")
     ap.add_argument("--token-budget", type=int, default=60_000, help="SFT training tokens (CPU: ~100 tokens/s)")
     ap.add_argument("--max-length", type=int, default=1024, help="tokens per packed SFT sequence")
     ap.add_argument("--max-minutes", type=float, default=None, help="SFT wall-time budget (then merge, convert, register)")
@@ -233,7 +254,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                     help="training seed: SFT's and the rounds' fine-tuning seed, the rounds' sampling episodes")
     ap.add_argument("--no-round-eval", action="store_true",
                     help="train the rounds without evaluating their models (a suite evaluates them)")
-    ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--rounds", type=int, default=1, help="improvement rounds (0: none; stage ship ships the SFT model)")
     ap.add_argument("--episodes", type=int, default=4, help="sampled episodes per training task per round")
     ap.add_argument("--temperature", type=float, default=0.7)
     ap.add_argument("--eval-seeds", type=int, default=1)
@@ -333,7 +354,7 @@ def main() -> None:
         summary = timed("teacher", lambda: run_cells(args.teacher_suite, out / "teacher"))
         eps = [e for c in summary.results for e in c.episodes]
         results["ledger"]["teacher"] |= {"episodes": len(eps), "env_steps": sum(e.env_steps for e in eps),
-                                         "success": sum(e.success for e in eps) / max(len(eps), 1)}
+                                         "success": sum(bool(e.success) for e in eps) / max(len(eps), 1)}  # None: no goal (Crafter)
         save()
     if "dataset" in stages:
         from polar.llm.finetune import example_token_counter
@@ -342,9 +363,10 @@ def main() -> None:
         info = timed("dataset", lambda: build_dataset(
             [out / "teacher" / "cells"], out / "dataset", student=args.student,
             paraphrases=read_paraphrases(REPO / "evals" / "planner-training" / "paraphrases.yaml"),
-            count_tokens=example_token_counter("smollm2-135m"), tokenizer="smollm2-135m"))
+            count_tokens=example_token_counter("smollm2-135m"), tokenizer="smollm2-135m", keep=args.keep))
         results["ledger"]["dataset"] |= {"counts": info.counts, "tokens": info.tokens, "per_skill": info.per_skill,
-                                         "skipped": info.skipped, "sha256": info.sha256, "student": args.student}
+                                         "skipped": info.skipped, "sha256": info.sha256, "student": args.student,
+                                         "keep": args.keep}
         save()
     cfg = improve_config(args)
     if "sft" in stages:
@@ -424,7 +446,7 @@ def main() -> None:
             shipping["ledger"]["dagger"] = json.loads((out / "dagger" / "results.json").read_text())["ledger"]
         ship_last_round(shipping, args.ship_as, out, args.seed,
                         teacher_planner=MEMORY["teacher"] if memory else "symbolic",
-                        dagger_rounds=args.ship_dagger_rounds)
+                        dagger_rounds=args.ship_dagger_rounds, sft_only=args.rounds == 0)
     if len(args.stages.split(",")) > 1:  # the loop's own process (not the eval-base one beside it)
         results["ledger"]["loop"] = {"wall_s": round(time.perf_counter() - t_start, 1), "stages": args.stages}
         touched_stages.add("loop")

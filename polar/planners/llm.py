@@ -113,6 +113,7 @@ class LLMPlanner:
         self.client.ensure_server()  # a profile's local server starts here when it is not running
         self.last_calls: list[LLMCallRecord] = []
         self.repeat_feedback_after = profile.repeat_feedback_after  # read by the agent loop
+        self.interrupt = tuple(profile.interrupt)  # read by the agent loop (polar.skills.runner)
         # Replay-cache keys of this episode's prompts whose decision failed, and of the last
         # decision's: asked again, such a prompt goes to the model, not to the cache.
         self._failed_prompts: set[str] = set()

@@ -64,6 +64,19 @@ class LLMProfile(LLMSettings, _Named):
     repeat_feedback_after: int = Field(
         default=3, ge=1, description="After this many identical decisions in a row that failed, the next "
                                      "prompt's feedback says so (the agent loop adds it).")
+    # The agent loop's, not the model's: the same atoms as the symbolic planner's `interrupt` option,
+    # so a model trained on that planner's decisions is consulted at the same moments (docs/crafter.md 6d).
+    interrupt: list[str] = Field(
+        default_factory=list, description="Atoms that stop a running skill call as soon as one becomes true "
+                                          "(a threat in view, a vital low), so the planner decides again.")
+
+    @field_validator("interrupt")
+    @classmethod
+    def _interrupt_atoms(cls, v: list[str]) -> list[str]:
+        for atom in v:
+            if not isinstance(atom, str) or not atom.strip():
+                raise ValueError(f"each entry must be a predicate string, got {atom!r}")
+        return v
 
 
 # Options of the generic offline planner: name -> (type, what it does). A domain's own offline

@@ -57,8 +57,10 @@ def seeks_unseen(skill: SkillInfo) -> bool:
     """A skill whose effect is seeing its own argument (the memory's explore): it is called for
     an object not seen yet, so its choices are not narrowed to the objects the state holds.
     Narrowed, `explore(object=goal)` was a reply the served schema refused once the key or door
-    was seen (518 of 5835 memory-mode teacher decisions, every one an explore; issue 41)."""
-    return any(e.startswith("seen(") and "{" in e for e in skill.effects)
+    was seen (518 of 5835 memory-mode teacher decisions, every one an explore; issue 41).
+    Crafter's explore has the effect `sees({thing})` (in view now): narrowed to what is in view,
+    `explore(thing=cow)` was refused whenever a tree or water was in view (issue 42)."""
+    return any(e.startswith(("seen(", "sees(")) and "{" in e for e in skill.effects)
 
 
 def _arg_schema(choices: list[str] | str, present: set[str]) -> dict[str, Any]:

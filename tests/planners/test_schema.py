@@ -72,6 +72,20 @@ def test_a_skill_that_seeks_its_object_may_name_one_not_seen_yet():
     assert goto_args["object"]["enum"] == ["key", "door", "goal"]  # goto still only what the world holds
 
 
+def test_a_skill_that_looks_until_its_argument_is_in_view_is_not_narrowed_either():
+    """Crafter's explore (`sees({thing})`, in view now): narrowed to what is in view, `explore(thing=cow)`
+    was refused whenever a tree or water was in view (issue 42); go_near, whose *precondition* is
+    `sees({thing})`, is still narrowed."""
+    explore = SkillInfo(name="explore", description="walk", parameters={"thing": ["key", "door", "box", "goal"]},
+                        effects=["sees({thing})"])
+    go_near = SkillInfo(name="go_near", description="walk", parameters={"thing": ["key", "door", "box", "goal"]},
+                        preconditions=["sees({thing})"], effects=["near({thing})"])
+    explore_args, near_args = (o["properties"]["args"]["properties"]
+                               for o in _options(decision_schema([explore, go_near], "skill", state=STATE))[:2])
+    assert explore_args["thing"]["enum"] == ["key", "door", "box", "goal"]
+    assert near_args["thing"]["enum"] == ["key", "door", "goal"]
+
+
 def test_modes_offer_their_kinds_and_every_schema_instance_parses():
     kinds = lambda mode: [o["properties"]["kind"]["const"] for o in _options(decision_schema([GOTO], mode))]  # noqa: E731
     assert kinds("skill") == ["skill", "finish"]
