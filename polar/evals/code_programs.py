@@ -54,7 +54,7 @@ def _mountaincar(r: random.Random) -> str:
     # Run 4's family (docs/code-mode.md): every (k, p) in these ranges reaches the flag from
     # every start within the 200 steps (a grid of 201 starts over [-0.6, -0.4]), so the data
     # pins the threshold's scale. Run 3's `velocity + k1 * position + k0` with k1, k0 drawn in
-    # +-0.02 / +-0.01 did so for only 18% of its draws, and its models wrote k1 ten times
+    # +-0.02 / +-0.01 did so for 20% of its draws (from 75% of the starts), and its models wrote k1 ten times
     # too large; the offset k0 = k1 * p is what must track k1, hence one factor.
     return (_head("mountaincar") + f"    u = velocity - {_g(r, 0.01, 0.06)} * (position + {_g(r, 0.45, 0.6)})\n"
             "    return 2 if u > 0 else 0\n")
