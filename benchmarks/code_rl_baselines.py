@@ -17,7 +17,7 @@ the budget when the bar was not reached (`reached: false` in the details). The b
   curve records its `success_rate` too.
 
 With `--seeds` (e.g. `0-4`) every task is trained once per seed and the result is
-`code_rl_baselines_seeds.json`: per task the median over the seeds of the env steps to the bar
+`code_rl_baselines_seeds.json` (`code_rl_baselines_seeds_<task>.json` with one `--task`): per task the median over the seeds of the env steps to the bar
 (a seed that never reaches it counts as its budget, a lower bound, and the figure says how
 many reached it), with every seed's figure and curve in its details. Each finished
 (task, seed) run is kept as `<out>/<recipe>-s<seed>/bench.json`, so a killed run resumes with
@@ -209,7 +209,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{name} seed {seed}: {'reached' if r['reached'] else 'not reached'} at {r['env_steps']} env steps "
                       f"({r['wall_s']} s)", flush=True)
         details = {"seeds": seeds, "runs": by_task}
-        write_result("code_rl_baselines_seeds",
+        write_result("code_rl_baselines_seeds" + ("" if args.task == "all" else f"_{args.task}"),
                      script_command("code_rl_baselines.py", ["--task", args.task, "--seeds", args.seeds]),
                      figures(details), details)
         return 0

@@ -74,7 +74,7 @@ def test_a_seed_sweep_reports_the_median_and_resumes_from_its_finished_runs(
     monkeypatch.setattr(bench, "write_result", lambda *a: written.append(a))
     assert bench.main(["--task", "never", "--seeds", "0-1", "--out", str(tmp_path)]) == 0
     name, command, figs, details = written[0]
-    assert name == "code_rl_baselines_seeds" and command.endswith("--task never --seeds 0-1")
+    assert name == "code_rl_baselines_seeds_never" and command.endswith("--task never --seeds 0-1")
     assert details["seeds"] == [0, 1] and set(details["runs"]["never"]) == {"0", "1"}
     fig, = figs
     assert fig.value == 1536 and "2 seeds, 0 reached it" in fig.what and "1: 1,536 (not reached)" in fig.what
