@@ -1,7 +1,7 @@
 """Issue 47's RL side: env steps PPO/SAC/DQN from scratch need to reach the code-mode bars.
 
     nice -n 10 .venv/bin/python benchmarks/code_rl_baselines.py [--task cartpole|acrobot|pendulum|mountaincar|all]
-                                                                [--seed 0] [--out runs/bench]
+                                                                [--seed 0 | --seeds 0-4] [--out runs/bench]
 
 Each task trains today's recipe under skills/recipes/ (one seed) up to its step budget,
 evaluates the policy every `EVAL_EVERY` env steps on 20 deterministic episodes (seeds
@@ -16,6 +16,13 @@ the budget when the bar was not reached (`reached: false` in the details). The b
   harness's own success rule (return >= -110, Gym's reward_threshold) is stricter, so the
   curve records its `success_rate` too.
 
+With `--seeds` (e.g. `0-4`) every task is trained once per seed and the result is
+`code_rl_baselines_seeds.json` (`code_rl_baselines_seeds_<task>.json` with one `--task`): per task the median over the seeds of the env steps to the bar
+(a seed that never reaches it counts as its budget, a lower bound, and the figure says how
+many reached it), with every seed's figure and curve in its details. Each finished
+(task, seed) run is kept as `<out>/<recipe>-s<seed>/bench.json`, so a killed run resumes with
+the same command.
+
 The step resolution is EVAL_EVERY (the crossing lies between the previous evaluation and the
 reported one). The code model's side of the comparison is docs/code-mode.md.
 """
@@ -23,6 +30,8 @@ reported one). The code model's side of the comparison is docs/code-mode.md.
 from __future__ import annotations
 
 import argparse
+import json
+import statistics
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -76,6 +85,8 @@ def flag_rate(policy: Any, env_id: str, episodes: int, seed: int) -> float:
 
 def figures(details: dict[str, Any]) -> list[Figure]:
     """Per task: the env steps to the bar (the budget when not reached, flagged in `what`)."""
+    if "seeds" in details:
+        return seed_figures(details)
     out = []
     for name, run in details["runs"].items():
         task = TASKS[name]
@@ -84,6 +95,32 @@ def figures(details: dict[str, Any]) -> list[Figure]:
             what += f" (not reached within {run['budget']:,})"
         out.append(Figure(f"{what}, seed {details['seed']}", run["env_steps"], "env steps", better="lower"))
     return out
+
+
+def seed_figures(details: dict[str, Any]) -> list[Figure]:
+    """Per task: the median over the seeds of the env steps to the bar, each seed's in `what`."""
+    out = []
+    for name, by_seed in details["runs"].items():
+        task = TASKS[name]
+        steps = [run["env_steps"] for run in by_seed.values()]
+        reached = sum(run["reached"] for run in by_seed.values())
+        each = ", ".join(f"{s}: {run['env_steps']:,}{'' if run['reached'] else ' (not reached)'}"
+                         for s, run in by_seed.items())
+        what = (f"{task.recipe} {task.env}: median env steps to eval {task.key} >= {task.bar:g} over "
+                f"{len(steps)} seeds, {reached} reached it (per seed {each})")
+        out.append(Figure(what, float(statistics.median(steps)), "env steps", better="lower"))
+    return out
+
+
+def cached_run(name: str, seed: int, out: Path) -> dict[str, Any]:
+    """`run_task`, kept as `<out>/<recipe>-s<seed>/bench.json` so that a killed sweep resumes."""
+    path = out / f"{TASKS[name].recipe}-s{seed}" / "bench.json"
+    if path.is_file():
+        return json.loads(path.read_text())
+    run = run_task(name, seed, out)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(run, indent=1) + "\n")
+    return run
 
 
 def run_task(name: str, seed: int, out: Path) -> dict[str, Any]:
@@ -139,16 +176,43 @@ def run_task(name: str, seed: int, out: Path) -> dict[str, Any]:
             "reached": bool(reached), "env_steps": int(steps), "wall_s": curve[-1]["wall_s"], "curve": curve}
 
 
+def parse_seeds(text: str) -> list[int]:
+    """`0-4` or `0,2,5` -> the seeds, in order."""
+    seeds: list[int] = []
+    for part in text.split(","):
+        lo, _, hi = part.strip().partition("-")
+        if not lo.isdigit() or (hi and not hi.isdigit()):
+            raise SystemExit(f"--seeds: {text!r} is not a list of seeds or a range like 0-4")
+        seeds.extend(range(int(lo), int(hi or lo) + 1))
+    if len(set(seeds)) != len(seeds):
+        raise SystemExit(f"--seeds: {text!r} repeats a seed")
+    return seeds
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description="env steps PPO/SAC/DQN need to reach issue 47's code-mode bars")
     ap.add_argument("--task", choices=[*TASKS, "all"], default="all")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--seeds", help="several seeds (0-4, or 0,1,2): writes code_rl_baselines_seeds.json")
     ap.add_argument("--out", default="runs/bench")
     args = ap.parse_args(argv)
     import torch
 
     torch.set_num_threads(1)
     names = list(TASKS) if args.task == "all" else [args.task]
+    if args.seeds:
+        seeds = parse_seeds(args.seeds)
+        by_task: dict[str, dict[str, Any]] = {}
+        for name in names:
+            for seed in seeds:
+                r = by_task.setdefault(name, {})[str(seed)] = cached_run(name, seed, Path(args.out))
+                print(f"{name} seed {seed}: {'reached' if r['reached'] else 'not reached'} at {r['env_steps']} env steps "
+                      f"({r['wall_s']} s)", flush=True)
+        details = {"seeds": seeds, "runs": by_task}
+        write_result("code_rl_baselines_seeds" + ("" if args.task == "all" else f"_{args.task}"),
+                     script_command("code_rl_baselines.py", ["--task", args.task, "--seeds", args.seeds]),
+                     figures(details), details)
+        return 0
     runs = {}
     for name in names:
         runs[name] = run_task(name, args.seed, Path(args.out))

@@ -37,7 +37,8 @@ def _head(task: str) -> str:
 
 
 # The ranges were set so that, on seeds 0-2, roughly a third to three quarters of the draws
-# solve every episode (docs/code-mode.md has the measured shares).
+# solve every episode (docs/code-mode.md has the measured shares); MountainCar's, since run 4,
+# solve from every start.
 def _cartpole(r: random.Random) -> str:
     return (_head("cartpole") + f"    u = {_g(r, 0.2, 2)} * angle + {_g(r, 0, 1)} * angle_dot"
             f" + {_g(r, -0.1, 0.2)} * x + {_g(r, -0.1, 0.5)} * x_dot\n    return 1 if u > 0 else 0\n")
@@ -48,7 +49,16 @@ def _acrobot(r: random.Random) -> str:
 
 
 def _mountaincar(r: random.Random) -> str:
-    return (_head("mountaincar") + f"    u = velocity + {_g(r, -0.02, 0.02)} * position + {_g(r, -0.01, 0.01)}\n"
+    # Push in the direction of motion, measured against a line through the valley's floor
+    # (position -p, the floor is at -0.52): push right when velocity > k * (position + p) / 100.
+    # Runs 4 and 5's family (docs/code-mode.md): every (k, p) in these ranges reaches the flag from
+    # every start within the 200 steps (a grid of 201 starts over [-0.6, -0.4]), so the data
+    # pins the threshold's scale. Run 3's `velocity + k1 * position + k0` with k1, k0 drawn in
+    # +-0.02 / +-0.01 did so for 20% of its draws (from 75% of the starts), and its models wrote k1 ten times
+    # too large; the offset k0 = k1 * p is what must track k1, hence one factor.
+    # Run 5: velocity scaled by 100, so that k is written as 1-6 like the other tasks' gains
+    # (code-sft@4, trained on `velocity - 0.032 * (...)`, wrote 0.12-0.42: "0.0" is rare in the data).
+    return (_head("mountaincar") + f"    u = 100 * velocity - {_g(r, 1, 6)} * (position + {_g(r, 0.45, 0.6)})\n"
             "    return 2 if u > 0 else 0\n")
 
 

@@ -66,3 +66,22 @@ def test_flag_rate_counts_episodes_that_reach_the_flag() -> None:
     bench = _bench()
     assert bench.flag_rate(_Pump(), "MountainCar-v0", 5, 1_000_000) == 1.0
     assert bench.flag_rate(_Idle(), "MountainCar-v0", 3, 1_000_000) == 0.0
+
+
+def test_a_seed_sweep_reports_the_median_and_resumes_from_its_finished_runs(
+        bench: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    written: list[tuple[str, str, list[Any], dict[str, Any]]] = []
+    monkeypatch.setattr(bench, "write_result", lambda *a: written.append(a))
+    assert bench.main(["--task", "never", "--seeds", "0-1", "--out", str(tmp_path)]) == 0
+    name, command, figs, details = written[0]
+    assert name == "code_rl_baselines_seeds_never" and command.endswith("--task never --seeds 0-1")
+    assert details["seeds"] == [0, 1] and set(details["runs"]["never"]) == {"0", "1"}
+    fig, = figs
+    assert fig.value == 1536 and "2 seeds, 0 reached it" in fig.what and "1: 1,536 (not reached)" in fig.what
+    assert [f.to_json() for f in bench.figures(details)] == [fig.to_json()]  # recomputable from the details
+    # a rerun reuses each finished (task, seed) run instead of training again
+    monkeypatch.setattr(bench, "run_task", lambda *a: pytest.fail("retrained a finished run"))
+    assert bench.main(["--task", "never", "--seeds", "0,1", "--out", str(tmp_path)]) == 0
+    assert written[1][3]["runs"] == details["runs"]
+    with pytest.raises(SystemExit, match="repeats a seed"):
+        bench.parse_seeds("0,0")

@@ -18,7 +18,7 @@ from polar.sandboxes.profiles import SandboxProfile
 PROCESS = SandboxProfile()
 
 
-@pytest.mark.parametrize("name", sorted(TASKS))
+@pytest.mark.parametrize("name", sorted(set(TASKS) - {"mountaincar"}))
 def test_generated_programs_pass_the_gate_and_vary_in_quality(name: str) -> None:
     """Every drawn program loads under the restricted policy; among them some solve the task and
     some do not (the data is a space of controllers, not the answer)."""
@@ -27,6 +27,17 @@ def test_generated_programs_pass_the_gate_and_vary_in_quality(name: str) -> None
     assert all(gate(p) is None for p in progs)
     solved = [all(e.success for e in run_program(TASKS[name], p, [0, 1], PROCESS).episodes) for p in progs]
     assert any(solved) and not all(solved), solved
+
+
+def test_mountaincar_programs_reach_the_flag_from_every_start_with_varied_gains() -> None:
+    """Run 4's MountainCar family pins the threshold's scale: every draw reaches the flag from
+    every start (run 3's family did from some starts only), in a number of steps that varies
+    with the gains (a space of controllers, not one answer)."""
+    progs = draw_programs("mountaincar", 12, seed=0)
+    assert len(set(progs)) == 12 and all(gate(p) is None for p in progs)
+    runs = [run_program(TASKS["mountaincar"], p, [0, 1, 2, 3], PROCESS).episodes for p in progs]
+    assert all(e.success for eps in runs for e in eps), [[e.ret for e in eps] for eps in runs]
+    assert len({e.ret for eps in runs for e in eps}) > 5
 
 
 @pytest.mark.parametrize("name", sorted(TASKS))
