@@ -38,6 +38,7 @@ from polar.predicates import ANY, fill, holds
 from polar.skills.catalog import SkillCatalog
 from polar.skills.model import Skill, resolve_hook
 from polar.skills.options import OptionEnv
+from polar.skills.runner import termination_holds
 
 MEMORY_OPTION_ENV = "gym:polar.agent.memory_options:MemoryOptionEnv"
 MASK_KEY = "action_mask"  # the key PPO masks its actions by (polar.rl.ppo.ppo_policy.MASK_KEY; no torch import here)
@@ -86,8 +87,7 @@ def applicable(skill: Skill, args: dict[str, Any], state: SymbolicState | None, 
     term = skill.termination
     if skill.kind == "primitive" or term is None:
         return None
-    results = [holds(fill(t, args), preds) for t in term.predicates]
-    done = (all(results) if term.mode == "all" else any(results)) if results else True
+    done = termination_holds(term.mode, [fill(t, args) for t in term.predicates], preds)
     if done and term.check:
         check = resolve_hook(term.check, f"{skill.ref} termination.check", skill.library_root)
         done = bool(check(state, {k: v for k, v in args.items() if v != ANY}, obs, {}))

@@ -117,6 +117,13 @@ def skill_error_reason(err: BaseException) -> str:
     return f"skill-error: {type(err).__name__}: {text}"
 
 
+def termination_holds(mode: str, templates: Sequence[str], preds: Any) -> bool:
+    """Whether a termination's filled predicates hold over `preds`: all or any of them by its
+    `mode`; none declared holds (the `check` hook, where there is one, is ANDed by the caller)."""
+    results = [holds(t, preds) for t in templates]
+    return (all(results) if mode == "all" else any(results)) if results else True
+
+
 def _run_policy(skill: Skill, harness: Harness, args: dict[str, Any], cap: int, obs: Any,
                 deterministic: bool, interrupt: Sequence[str] = ()) -> SkillResult:
     if obs is None:
@@ -148,8 +155,7 @@ def _run_policy(skill: Skill, harness: Harness, args: dict[str, Any], cap: int, 
     def done(o: Any, info: dict[str, Any]) -> bool:
         nonlocal preds, held
         state, preds = unread.pop() if unread else _predicates(harness)
-        results = [holds(t, preds) for t in templates]
-        ok = (all(results) if term.mode == "all" else any(results)) if results else True
+        ok = termination_holds(term.mode, templates, preds)
         if ok and check is not None:
             try:
                 ok = bool(check(state, hook_args, o, info))
