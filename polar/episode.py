@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from polar.files import atomic_write
 
 INTERRUPTED = "interrupted"  # how an interrupted skill call's reason starts (polar.skills.runner)
+NOOP = "no-op"  # how a no-op's reason starts in the planner's history (the no-op guard, polar.agent.noop)
 
 
 class FailureCause(StrEnum):

@@ -23,6 +23,7 @@ from polar.agent.events import (
 )
 from polar.agent.executors import declare_done, execute
 from polar.agent.memory import MemoryHarness
+from polar.agent.noop import is_noop, mark_noops, noop_feedback
 from polar.agent.recording import RecordingHarness
 from polar.episode import DecisionRecord, EpisodeRecord, FailureCause, LLMCallRecord, Outcome
 from polar.errors import BudgetExceeded, LLMError, NoSkillsError, PlannerError
@@ -79,6 +80,7 @@ class Agent:
         last_failed: FailureCause | None = None  # the cause of the latest failed execution
         failed_code: str | None = None  # the source of the latest policy code that failed
         repeats = Repeats(getattr(self.planner, "repeat_feedback_after", REPEAT_FEEDBACK_AFTER))
+        noop_guard = bool(getattr(self.planner, "noop_guard", False))  # off unless the profile asks
         claim: bool | None = None
         self.on_event(EpisodeStarted(episode_id=episode_id, task=task, harness=h.spec.id, seed=seed))
         while not h.done:
@@ -99,8 +101,11 @@ class Agent:
                          on_outcome=lambda what, o, i=rec.index: self._outcome(i, what, o),
                          interrupt=getattr(self.planner, "interrupt", ()))  # the planner's own threats
             rec.outcomes, rec.env_steps = ex.outcomes, h.t - before
+            noop = noop_guard and not isinstance(decision, PolicyCode) and is_noop(ex.outcomes)
+            if noop:  # told as one, and counted below like a failure
+                ex.history, ex.feedback = mark_noops(ex.history), noop_feedback(describe_decision(decision))
             obs, history = ex.obs, history + ex.history
-            feedback = repeats.feedback(decision, ex.failure is not None, ex.feedback)
+            feedback = repeats.feedback(decision, ex.failure is not None, ex.feedback, noop=noop)
             last_failed = ex.failure or last_failed
             if isinstance(decision, PolicyCode):
                 failed_code = None if all(o.success for o in ex.outcomes) else decision.source
@@ -201,19 +206,30 @@ class Agent:
 
 class Repeats:
     """Counts identical decisions that failed in a row; from the `after`-th on, the feedback
-    of the next decision says so, so that a planner stuck on one failing call hears it."""
+    of the next decision says so, so that a planner stuck on one failing call hears it. With
+    the no-op guard a no-op (polar.agent.noop) counts as a failure does."""
 
     def __init__(self, after: int) -> None:
         self.after, self.count, self.last = after, 0, ""
+        self.noops = 0  # how many of the `count` were no-ops
 
-    def feedback(self, decision: Decision, failed: bool, feedback: str | None) -> str | None:
-        what = describe_decision(decision)
-        self.count = (self.count + 1 if what == self.last else 1) if failed else 0
-        self.last = what if failed else ""
+    def feedback(self, decision: Decision, failed: bool, feedback: str | None, noop: bool = False) -> str | None:
+        what, stuck = describe_decision(decision), failed or noop
+        same = stuck and what == self.last
+        self.count = (self.count + 1 if same else 1) if stuck else 0
+        self.noops = (self.noops + 1 if same else 1) if noop else (self.noops if same else 0)
+        self.last = what if stuck else ""
         if self.count < self.after:
             return feedback
-        note = (f"{what} has failed {self.count} times in a row; the same decision will fail again "
-                "from here: decide something else.")
+        if self.noops == self.count:
+            note = (f"{what} has done nothing {self.count} times in a row; the same decision will do nothing "
+                    "again: decide something else.")
+        elif self.noops:
+            note = (f"{what} has failed or done nothing {self.count} times in a row; the same decision will "
+                    "not help: decide something else.")
+        else:
+            note = (f"{what} has failed {self.count} times in a row; the same decision will fail again "
+                    "from here: decide something else.")
         return f"{feedback} {note}" if feedback else note
 
 

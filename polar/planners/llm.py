@@ -114,6 +114,7 @@ class LLMPlanner:
         self.last_calls: list[LLMCallRecord] = []
         self.repeat_feedback_after = profile.repeat_feedback_after  # read by the agent loop
         self.interrupt = tuple(profile.interrupt)  # read by the agent loop (polar.skills.runner)
+        self.noop_guard = profile.noop_guard  # read by the agent loop (polar.agent.noop)
         # Replay-cache keys of this episode's prompts whose decision failed, and of the last
         # decision's: asked again, such a prompt goes to the model, not to the cache.
         self._failed_prompts: set[str] = set()

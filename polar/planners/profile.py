@@ -64,6 +64,10 @@ class LLMProfile(LLMSettings, _Named):
     repeat_feedback_after: int = Field(
         default=3, ge=1, description="After this many identical decisions in a row that failed, the next "
                                      "prompt's feedback says so (the agent loop adds it).")
+    noop_guard: bool = Field(
+        default=False, description="Tell the planner when a skill call succeeded after 0 env steps with no "
+                                   "fact changed (a no-op), and count identical no-ops in a row as repeated "
+                                   "failures (the agent loop, polar.agent.noop).")
     # The agent loop's, not the model's: the same atoms as the symbolic planner's `interrupt` option,
     # so a model trained on that planner's decisions is consulted at the same moments (docs/crafter.md 6d).
     interrupt: list[str] = Field(
@@ -92,7 +96,9 @@ OFFLINE_OPTIONS: dict[str, dict[str, tuple[type, str]]] = {
                                  "and B' pursues END only while A and B hold"),
                  "interrupt": (list, "atoms that stop a running skill call as soon as one becomes true (a threat "
                                      "in view, health low), so the planner decides again; a skill whose effects "
-                                     "name the atom is not stopped by it")},
+                                     "name the atom is not stopped by it"),
+                 "noop_guard": (bool, "a call that succeeds after 0 env steps with no fact changed is a no-op, "
+                                      "counted as a failure for max_repeats (polar.agent.noop)")},
 }
 
 

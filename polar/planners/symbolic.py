@@ -43,7 +43,7 @@ import re
 from typing import Any
 
 from polar.domains.registry import mission_language
-from polar.episode import INTERRUPTED
+from polar.episode import INTERRUPTED, NOOP
 from polar.errors import NoSkillsError, PlannerError
 from polar.harnesses.base import HarnessSpec, SymbolicState
 from polar.planners.base import HistoryItem, PlannerContext, SkillInfo
@@ -56,7 +56,7 @@ NEEDS_LLM = (
     "('go to X and go to Y', '... after you ...') or a free-form task use an LLM planner, e.g. "
     "--planner planners/openai.yaml"
 )
-OPTIONS = ("max_repeats", "max_depth", "memory", "goals", "interrupt")
+OPTIONS = ("max_repeats", "max_depth", "memory", "goals", "interrupt", "noop_guard")
 _PLACEHOLDER = re.compile(r"^\{(\w+)\}$")
 TURN, STEP, MAX_MOVES = "left", "forward", 12
 
@@ -67,7 +67,7 @@ class SymbolicPlanner:
     name = "symbolic"
 
     def __init__(self, profile: Any = None, max_repeats: int = 3, max_depth: int = 10, memory: bool = False,
-                 goals: list[str] | None = None, interrupt: list[str] | None = None) -> None:
+                 goals: list[str] | None = None, interrupt: list[str] | None = None, noop_guard: bool = False) -> None:
         options = getattr(profile, "options", None) or {}
         unknown = set(options) - set(OPTIONS)
         if unknown:
@@ -85,6 +85,9 @@ class SymbolicPlanner:
         # Atoms that stop a running skill call when one becomes true (the agent loop passes
         # them to the skill runner), so the planner can answer a threat it did not see coming.
         self.interrupt = [str(a) for a in options.get("interrupt", interrupt or [])]
+        # A call that succeeds after 0 env steps with no fact changed is told as a no-op and counts
+        # as a failure (the agent loop reads this, polar.agent.noop); off by default.
+        self.noop_guard = bool(options.get("noop_guard", noop_guard))
 
     def reset(self) -> None:
         """Nothing to forget: every decision is made from the fresh state and the history."""
@@ -139,7 +142,7 @@ class SymbolicPlanner:
     def _stuck(self, history: list[HistoryItem]) -> str | None:
         """Give up when the same call failed `max_repeats` times in a row."""
         tail = history[-self.max_repeats:]
-        if len(tail) == self.max_repeats and all(not h.success for h in tail) and \
+        if len(tail) == self.max_repeats and all(_failed(h) for h in tail) and \
                 len({h.decision for h in tail}) == 1:
             return f"{tail[-1].decision} failed {self.max_repeats} times in a row: {tail[-1].reason}"
         return None
@@ -159,12 +162,18 @@ def _conditional(end: str) -> tuple[str, list[str]]:
 
 def _failing_calls(history: list[HistoryItem], repeats: int) -> set[str]:
     """Calls whose last `repeats` attempts in the history all failed (an interrupted call did
-    not fail on its own: it does not count)."""
+    not fail on its own: it does not count; a no-op, which only the no-op guard reports, does)."""
     tries: dict[str, list[bool]] = {}
     for h in history:
         if not h.reason.startswith(INTERRUPTED):
-            tries.setdefault(h.decision, []).append(h.success)
+            tries.setdefault(h.decision, []).append(not _failed(h))
     return {d for d, ok in tries.items() if len(ok) >= repeats and not any(ok[-repeats:])}
+
+
+def _failed(h: HistoryItem) -> bool:
+    """A failed call, or a no-op (a success after 0 env steps that changed nothing, as the agent
+    loop's no-op guard marks it: polar.agent.noop)."""
+    return not h.success or h.reason.startswith(NOOP)
 
 
 def _plain(text: str) -> str:

@@ -23,7 +23,7 @@ def test_the_maze_backend_and_its_options_come_from_the_maze_domain(tmp_path: Pa
     with pytest.raises(ConfigError, match=r"options.memory: unknown option \(known: max_repeats, lookahead, skill\)"):
         load_planner_profile(profile)
     profile.write_text("backend: symbolic\noptions: {lookahead: 3}\n")
-    with pytest.raises(ConfigError, match=r"options.lookahead: unknown option \(known: max_repeats, memory, goals, interrupt\)"):
+    with pytest.raises(ConfigError, match=r"options.lookahead: unknown option \(known: max_repeats, memory, goals, interrupt, noop_guard\)"):
         load_planner_profile(profile)
     profile.write_text("backend: maze\noptions: {lookahead: 0}\n")
     with pytest.raises(ConfigError, match=r"options.lookahead: must be an integer >= 1, got 0"):
