@@ -7,6 +7,7 @@ moments (the same interrupt atoms)."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,8 @@ pytest.importorskip("crafter")
 
 from polar.agent import Agent, AgentSettings  # noqa: E402
 from polar.domains.crafter.harness import MISSION  # noqa: E402
+from polar.domains.crafter.state import MAX_VITAL  # noqa: E402
+from polar.episode import EpisodeRecord  # noqa: E402
 from polar.errors import ConfigError  # noqa: E402
 from polar.harnesses.base import HarnessSpec  # noqa: E402
 from polar.harnesses.registry import make_harness  # noqa: E402
@@ -28,11 +31,26 @@ from tests.planners.test_grammar_order import ServedGrammar  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[3]
 STUDENT = "student-crafter"
+SHORT = "student-crafter-short"  # the next run's student: the short prompt and the no-op guard
 
 
-def _student() -> LLMPlanner:
+def _student(name: str = STUDENT) -> LLMPlanner:
     """The student, unserved (as the dataset's renderer loads it)."""
-    return LLMPlanner(load_planner_profile(STUDENT, {"cache_dir": None, "record_path": None, "server": None}))
+    return LLMPlanner(load_planner_profile(name, {"cache_dir": None, "record_path": None, "server": None}))
+
+
+@pytest.fixture(scope="module")
+def teacher(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, EpisodeRecord]:
+    """25 decisions of a real teacher episode (the symbolic-memory planner on a training world),
+    saved as the teacher stage saves them."""
+    planner = load_planner("crafter-memory")
+    library = SkillLibrary(REPO / "skills_crafter_memory")
+    with make_harness("crafter:", odometry=True) as h:  # a training world (env seeds < 100000)
+        rec = Agent(planner, library, AgentSettings(max_decisions=25, skills_shown=40, record_context=True)
+                    ).run(MISSION, h, seed=7)
+    folder = tmp_path_factory.mktemp("crafter-teacher")
+    rec.save(folder / "teacher" / "0.json")
+    return folder / "teacher", rec
 
 
 def test_the_student_is_interrupted_where_the_teacher_was():
@@ -44,27 +62,23 @@ def test_the_student_is_interrupted_where_the_teacher_was():
         load_planner_profile(STUDENT, {"interrupt": [""], "server": None})
 
 
-def test_a_crafter_teacher_episode_gives_targets_the_served_student_can_reply(tmp_path):
+@pytest.mark.parametrize("name", [STUDENT, SHORT])
+def test_a_crafter_teacher_episode_gives_targets_the_served_student_can_reply(tmp_path, teacher, name):
     from tests.llm.engine import require_engine, require_model
 
     require_engine()
     require_model("smollm2-135m")
     grammar = ServedGrammar()
-    planner = load_planner("crafter-memory")
-    library = SkillLibrary(REPO / "skills_crafter_memory")
-    with make_harness("crafter:", odometry=True) as h:  # a training world (env seeds < 100000)
-        rec = Agent(planner, library, AgentSettings(max_decisions=25, skills_shown=40, record_context=True)
-                    ).run(MISSION, h, seed=7)
-    rec.save(tmp_path / "teacher" / "0.json")
+    folder, rec = teacher
     assert len(rec.decisions) == 25 and not rec.success  # Crafter's episodes never succeed as a whole
     # so the default filter (decisions of harness-confirmed episodes) keeps nothing: --keep outcome
-    assert build_dataset([tmp_path / "teacher"], tmp_path / "both", student=STUDENT, val_fraction=0.0).counts["train"] == 0
-    info = build_dataset([tmp_path / "teacher"], tmp_path / "d", student=STUDENT, keep="outcome", val_fraction=0.0)
+    assert build_dataset([folder], tmp_path / "both", student=name, val_fraction=0.0).counts["train"] == 0
+    info = build_dataset([folder], tmp_path / "d", student=name, keep="outcome", val_fraction=0.0)
     examples = read_split(tmp_path / "d")
     ok = sum(all(o.success for o in d.outcomes) and bool(d.outcomes) for d in rec.decisions)
     assert len(examples) + info.skipped.get("duplicate (train)", 0) == ok >= 10
-    student = _student()
-    contexts = {(r.episode_id, d.index): (r, d) for r in iter_episodes([tmp_path / "teacher"]) for d in r.decisions}
+    student = _student(name)
+    contexts = {(r.episode_id, d.index): (r, d) for r in iter_episodes([folder]) for d in r.decisions}
     skills = set()
     for ex in examples:
         r, d = contexts[(ex.episode_id, ex.decision_index)]
@@ -76,5 +90,51 @@ def test_a_crafter_teacher_episode_gives_targets_the_served_student_can_reply(tm
         # the prompt is the one the served student reads: its own view and memory, every skill on offer
         prompt = ex.messages[-1]["content"]
         assert "remembers(" in prompt and "Skills: " in prompt and all(s.name in prompt for s in ctx.skills)
+        if name == SHORT:  # every fact of the state, read back from the short prompt's ladders and groups
+            assert _facts_read_back(prompt) == set(ctx.symbolic.predicates)  # type: ignore[union-attr]
         skills.add(json.loads(ex.completion)["decision"].get("skill"))
     assert len(skills) >= 4, skills  # more than one kind of call: survival, collecting, crafting
+
+
+def _facts_read_back(prompt: str) -> set[str]:
+    """The predicates the short prompt's `Facts:` line stands for: each group `name(a b)` is
+    name(a) name(b); `has(x,N)` is has(x) and has(x,1..N); `below(v,N)` is below(v,N..9)."""
+    line = next(t for t in prompt.splitlines() if t.startswith("Facts: "))[len("Facts: "):]
+    facts: set[str] = set()
+    for name, args in re.findall(r"([a-z_]+)(?:\(([^)]*)\))?", line):
+        for arg in args.split() if args else [None]:
+            if arg is None:
+                facts.add(name)
+            elif name == "has":
+                item, n = arg.rsplit(",", 1)
+                facts |= {f"has({item})", *(f"has({item},{k})" for k in range(1, int(n) + 1))}
+            elif name == "below":
+                vital, n = arg.rsplit(",", 1)
+                facts |= {f"below({vital},{k})" for k in range(int(n), MAX_VITAL + 1)}
+            else:
+                facts.add(f"{name}({arg})")
+    return facts
+
+
+def test_the_short_prompt_holds_every_fact_in_fewer_tokens(teacher):
+    """On the real teacher episode's states (no engine needed): the short prompt's facts read
+    back to the state's predicates exactly, so whatever the teacher's choice read is there;
+    it is shorter; and the short student's profile differs from the shipped one only where
+    meant (template, model, the no-op guard)."""
+    from polar.llm.finetune import load_tokenizer
+    from tests.llm.engine import require_model
+
+    _, rec = teacher
+    long, short = _student(), _student(SHORT)
+    assert short.noop_guard and not long.noop_guard and short.interrupt == long.interrupt and short.memory
+    require_model("smollm2-135m")
+    tok = load_tokenizer("smollm2-135m")
+    spec = HarnessSpec.model_validate(rec.extra["harness_spec"])
+    sizes = []
+    for d in rec.decisions:
+        ctx = PlannerContext.model_validate({**d.context, "spec": spec})  # type: ignore[dict-item]
+        prompts = [p.messages(ctx)[-1]["content"] for p in (long, short)]
+        assert _facts_read_back(prompts[1]) == set(ctx.symbolic.predicates)  # type: ignore[union-attr]
+        sizes.append([len(tok(p, add_special_tokens=False)["input_ids"]) for p in prompts])
+    assert all(s < lo for lo, s in sizes)
+    assert sum(s for _, s in sizes) < 0.75 * sum(lo for lo, _ in sizes), sizes  # 0.65 at seed 7
