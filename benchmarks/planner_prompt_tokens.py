@@ -46,7 +46,11 @@ def measure(examples: list[Example], tok: Any) -> dict[str, Any]:
     prompts, completions = [], []
     sections: Counter[str] = Counter()
     facts: Counter[str] = Counter()
+    listed = 0  # examples whose target skill is on the prompt's `Skills:` line
     for ex in examples:
+        skills = next((t for t in ex.messages[-1]["content"].splitlines() if t.startswith("Skills:")), "")
+        target = json.loads(ex.completion)["decision"].get("skill")
+        listed += target is not None and target in {w.split("(")[0] for w in skills.split()[1:]}
         t = tokenize_example(tok, ex)
         c = sum(t["completion_mask"])
         prompts.append(len(t["input_ids"]) - c)
@@ -69,6 +73,7 @@ def measure(examples: list[Example], tok: Any) -> dict[str, Any]:
         "prompt_tokens": sum(prompts), "completion_tokens": sum(completions),
         "prompt_mean": round(sum(prompts) / n, 1), "prompt_median": statistics.median(prompts),
         "prompt_max": max(prompts), "completion_mean": round(sum(completions) / n, 1),
+        "target_skill_listed": listed,
         "sections_mean": {k: round(v / n, 1) for k, v in sections.most_common()},
         "facts_mean": {k: round(v / n, 1) for k, v in facts.most_common()},
     }
@@ -105,6 +110,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
               f"{train['completion_mean']} tokens each (median prompt {train['prompt_median']}, max "
               f"{train['prompt_max']}); one pass {tokens:,} tokens = {tokens / args.tokens_per_s / 60:.0f} min "
               f"at {args.tokens_per_s:g} tokens/s")
+        print(f"  the target's skill on the Skills line: {train['target_skill_listed']} of {train['examples']}")
         print("  sections:", ", ".join(f"{k} {v}" for k, v in train["sections_mean"].items()))
         print("  facts:", ", ".join(f"{k} {v}" for k, v in list(train["facts_mean"].items())[:14]))
     if args.out:

@@ -29,7 +29,7 @@ from pydantic import Field, field_validator
 
 from polar.config import StrictModel, check_safe_name, parse_yaml, read_text, validate
 from polar.errors import ConfigError, PolarError
-from polar.prompts.facts import compact_facts
+from polar.prompts.compact import applicable, compact_facts
 from polar.workspace import asset_dirs
 
 Mode = Literal["plan", "skill", "code", "auto", "any"]
@@ -57,7 +57,8 @@ def _environment() -> jinja2.Environment:
     env = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
                              trim_blocks=True, lstrip_blocks=True, autoescape=False)
     env.filters["tojson"] = lambda v, indent=None: json.dumps(v, indent=indent, ensure_ascii=False)
-    env.filters["compact_facts"] = compact_facts  # small students' facts (polar.prompts.facts)
+    env.filters["compact_facts"] = compact_facts  # small students' prompts (polar.prompts.compact)
+    env.filters["applicable"] = applicable
     return env
 
 

@@ -89,9 +89,13 @@ def test_a_crafter_teacher_episode_gives_targets_the_served_student_can_reply(tm
         assert decision.kind == d.decision["kind"] and getattr(decision, "skill", None) == d.decision.get("skill")
         # the prompt is the one the served student reads: its own view and memory, every skill on offer
         prompt = ex.messages[-1]["content"]
-        assert "remembers(" in prompt and "Skills: " in prompt and all(s.name in prompt for s in ctx.skills)
-        if name == SHORT:  # every fact of the state, read back from the short prompt's ladders and groups
+        assert "remembers(" in prompt and "Skills: " in prompt
+        listed = next(t for t in prompt.splitlines() if t.startswith("Skills: "))[len("Skills: "):].split()
+        if name == SHORT:  # every fact of the state, read back from the short prompt's ladders and groups;
             assert _facts_read_back(prompt) == set(ctx.symbolic.predicates)  # type: ignore[union-attr]
+            assert decision.skill in listed  # type: ignore[union-attr]  # the skills it can call now, the target among them
+        else:
+            assert [s.split("(")[0] for s in listed] == [s.name for s in ctx.skills]
         skills.add(json.loads(ex.completion)["decision"].get("skill"))
     assert len(skills) >= 4, skills  # more than one kind of call: survival, collecting, crafting
 

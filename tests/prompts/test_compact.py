@@ -1,9 +1,9 @@
-"""The `compact_facts` filter (polar.prompts.facts): ladders cut to their top rung in the
+"""The `compact_facts` filter (polar.prompts.compact): ladders cut to their top rung in the
 direction the template names, facts grouped by name, nothing else dropped."""
 
 from __future__ import annotations
 
-from polar.prompts.facts import compact_facts, top_of_ladders
+from polar.prompts.compact import applicable, compact_facts, top_of_ladders
 from polar.prompts.templates import load_template
 
 FACTS = ["achieved(collect_wood)", "has(wood)", "has(wood,1)", "has(wood,2)", "has(wood,3)", "has(wood_pickaxe)",
@@ -32,6 +32,16 @@ def test_facts_are_grouped_by_name_in_order_of_first_appearance() -> None:
 
 def test_the_crafter_student_template_renders_them() -> None:
     t = load_template("student_crafter_skill")
-    text = t.render({"task": "t", "predicates": FACTS, "history": [], "feedback": None,
-                     "skills": [{"name": "chop_wood"}, {"name": "shelter"}]})
-    assert "Skills: chop_wood shelter\n" in text and "has(wood,3 wood_pickaxe,1)" in text and "has(wood)" not in text
+    skills = [{"name": "chop_wood", "preconditions": ["sees(tree)"]},
+              {"name": "shelter", "preconditions": ["has(wood_pickaxe)", "sees(stone)"]},
+              {"name": "drink_up", "preconditions": ["below(drink,{n})", "not dark"]}]
+    text = t.render({"task": "t", "predicates": FACTS, "history": [], "feedback": None, "skills": skills})
+    assert "Skills: chop_wood\n" in text and "has(wood,3 wood_pickaxe,1)" in text and "has(wood)" not in text
+
+
+def test_applicable_skills_are_those_whose_preconditions_hold() -> None:
+    skills = [{"name": "a", "preconditions": []}, {"name": "b", "preconditions": ["has(wood,2)", "sees(tree)"]},
+              {"name": "c", "preconditions": ["has(wood,4)"]}, {"name": "d", "preconditions": ["sees({thing})"]},
+              {"name": "e", "preconditions": ["not low(drink)"]}, {"name": "f", "preconditions": ["not dark"]}]
+    assert [s["name"] for s in applicable(skills, FACTS)] == ["a", "b", "d"]
+    assert [s["name"] for s in applicable(skills, ["dark"])] == ["a", "e"]
