@@ -143,3 +143,17 @@ def test_coordinates_are_given_together_or_not_at_all():
     lone = REACH.model_copy(update={"effects": ["in_row({row})", "in_col({col})"]})
     args = _options(decision_schema([lone], "skill"))[0]["properties"]["args"]
     assert "anyOf" not in args and args["required"] == []
+
+
+def test_an_argument_the_call_brings_about_is_not_narrowed():
+    """Crafter's face_free(name) faces a cell where NAME can be placed (effect `can_place({name})`):
+    the furnace is not in the world yet, and narrowed, `face_free(name=furnace)` was refused
+    (issue 42). A parameter a precondition names, or no effect names, is still narrowed."""
+    face_free = SkillInfo(name="face_free", description="x", parameters={"name": ["key", "door", "box"]},
+                          effects=["can_place({name})"])
+    place = SkillInfo(name="place", description="x", parameters={"name": ["key", "door", "box"]},
+                      preconditions=["facing({name})"], effects=["placed({name})"])
+    ff, pl, goto = (o["properties"]["args"]["properties"]
+                    for o in _options(decision_schema([face_free, place, GOTO], "skill", state=STATE))[:3])
+    assert ff["name"]["enum"] == ["key", "door", "box"]
+    assert pl["name"]["enum"] == ["key", "door"] and goto["object"]["enum"] == ["key", "door", "goal"]
