@@ -142,3 +142,16 @@ def test_the_short_prompt_holds_every_fact_in_fewer_tokens(teacher):
         sizes.append([len(tok(p, add_special_tokens=False)["input_ids"]) for p in prompts])
     assert all(s < lo for lo, s in sizes)
     assert sum(s for _, s in sizes) < 0.75 * sum(lo for lo, _ in sizes), sizes  # 0.65 at seed 7
+
+
+def test_the_next_runs_dagger_config_names_the_short_student_and_the_teacher():
+    """docs/crafter.md 6e step 5 (not run): the config validates, its profile is the short student
+    and its teacher the planner that made the dataset, on the memory skills' harness."""
+    from polar.config import load_yaml
+    from polar.evals.improve import ImproveConfig
+
+    cfg = load_yaml(REPO / "evals" / "planner-training" / "crafter-short-dagger.yaml", ImproveConfig)
+    assert (cfg.profile, cfg.teacher, cfg.targets, cfg.observation) == (SHORT, "crafter-memory", "teacher", "memory")
+    assert cfg.model == load_planner_profile(SHORT, {"server": None}).model.split("/")[-1]  # type: ignore[union-attr]
+    assert [t.id for t in cfg.tasks] == ["crafter:"] and cfg.tasks[0].kwargs == {"odometry": True}
+    assert cfg.skills == "skills_crafter_memory" and cfg.max_decisions == 150
