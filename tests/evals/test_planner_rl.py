@@ -280,6 +280,37 @@ def test_an_iteration_with_an_evaluation_is_logged_with_its_wall_time(tmp_path: 
     assert row["wall_total_s"] == 25.0 and row["eval_success"] == 0.25
 
 
+def test_seed4_doorkey_recipes_change_only_what_their_plan_says() -> None:
+    """evals/results/planner-rl/seed4-doorkey-2026-12-06/README.md: GRPO is the seed-1 DoorKey recipe with only the
+    start model and labels changed; the baseline is the flagship's per-seed round (runs/pt-seedN-order's flags)
+    with only the start model, name, sampled tasks and episodes (the GRPO run's 24, DoorKey-8x8 only) and the
+    server (the GRPO run's llama-server slots) changed."""
+    import importlib.util
+
+    from polar.evals.improve import ImproveConfig
+
+    seed1 = load_yaml(REPO / "evals" / "planner-training" / "rl-seed1-doorkey.yaml", RLConfig).dumped()
+    seed4 = load_yaml(REPO / "evals" / "planner-training" / "rl-seed4-doorkey.yaml", RLConfig).dumped()
+    assert {k for k in seed1.keys() | seed4.keys() if seed1.get(k) != seed4.get(k)} == {"model", "name", "port"}
+    assert seed4["model"] == "polar-planner-s4o"
+
+    spec = importlib.util.spec_from_file_location("planner_training", REPO / "benchmarks" / "planner_training.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)  # type: ignore[union-attr]
+    flags = ("--out runs/pt-seed4-order --seed 4 --name polar-planner-s4o --threads 1 --max-length 512 --lr 1e-3 "
+             "--lora-layers 10 --max-decisions 20 --rounds 1 --episodes 3 --round-token-budget 30000 "
+             "--no-round-eval --port 8743 --server-threads 1")  # runs/pt-seed4-order.sh's round
+    evaluation = {"eval_tasks", "eval_seeds", "eval_episodes"}  # neither round evaluates (--no-round-eval): not training
+    flagship = bench.improve_config(bench.parse_args(flags.split())).model_dump(mode="json", exclude=evaluation)
+    rft = load_yaml(REPO / "evals" / "planner-training" / "rft-seed4-doorkey.yaml", ImproveConfig)
+    assert rft.eval_tasks == []
+    baseline = rft.model_dump(mode="json", exclude=evaluation)
+    differ = {k for k in flagship if flagship[k] != baseline[k]}
+    assert differ == {"name", "tasks", "episodes", "port", "engine", "parallel"}
+    assert [t.label for t in rft.tasks] == ["DoorKey-8x8"] and rft.episodes * rft.rounds == seed4["group_size"] * 3
+    assert (rft.engine, rft.parallel, rft.threads) == (seed4["engine"], seed4["parallel"], seed4["threads"])
+
+
 def test_every_rl_recipe_loads() -> None:
     """Each recipe under evals/planner-training/ that a results README names still validates."""
     recipes = sorted((REPO / "evals" / "planner-training").glob("rl*.yaml"))
@@ -295,6 +326,7 @@ def test_every_rl_recipe_loads() -> None:
     ("rl-seed2-boxes-filtered-sft.yaml", {"arm", "finetune"}),  # the same-budget baseline arm
     # the robustness bar's plan C: rl-seed2-boxes-s2.yaml (seed 2) from SFT seed 1, sampling the task it fails
     ("rl-seed1-doorkey.yaml", {"model", "seed", "tasks", "eval_tasks"}),
+    ("rl-seed4-doorkey.yaml", {"model", "seed", "tasks", "eval_tasks"}),  # seed 4 on the fixed key order: the same
 ])
 def test_the_replication_recipes_change_only_what_their_plan_says(recipe: str, changed: set[str]) -> None:
     """evals/results/planner-rl/README.md: each replication is rl-seed2-boxes.yaml with only `changed` (and
