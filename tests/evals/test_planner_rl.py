@@ -311,6 +311,19 @@ def test_seed4_doorkey_recipes_change_only_what_their_plan_says() -> None:
     assert (rft.engine, rft.parallel, rft.threads) == (seed4["engine"], seed4["parallel"], seed4["threads"])
 
 
+def test_seed0_gotoseq_recipe_changes_only_what_its_plan_says() -> None:
+    """evals/results/planner-rl/seed0-gotoseq-2026-12-06/README.md: the seed-4 DoorKey recipe with only the task,
+    the start model (seed 0's SFT model, trained on no GoToSeqS5R2 decision) and the labels changed."""
+    seed4 = load_yaml(REPO / "evals" / "planner-training" / "rl-seed4-doorkey.yaml", RLConfig).dumped()
+    cfg = load_yaml(REPO / "evals" / "planner-training" / "rl-seed0-gotoseq.yaml", RLConfig)
+    gts = cfg.dumped()
+    differ = {k for k in seed4.keys() | gts.keys() if seed4.get(k) != gts.get(k)}
+    assert differ == {"model", "name", "port", "tasks", "eval_tasks"}
+    assert gts["model"] == "polar-planner-s0o"
+    assert [t["id"] for t in gts["tasks"]] == ["minigrid:BabyAI-GoToSeqS5R2-v0"] == [t["id"] for t in gts["eval_tasks"]]
+    assert cfg.iterations == 3
+
+
 def test_every_rl_recipe_loads() -> None:
     """Each recipe under evals/planner-training/ that a results README names still validates."""
     recipes = sorted((REPO / "evals" / "planner-training").glob("rl*.yaml"))
