@@ -23,20 +23,19 @@ what its choice is made among.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from polar.predicates import fill, holds
-
-_ATOM = re.compile(r"^([^()\s]+)(?:\((.*)\))?$")
+from polar.predicates import fill, holds, parse
 
 
 def _split(atom: str) -> tuple[str, list[str]]:
-    m = _ATOM.match(atom.strip())
-    if m is None:  # e.g. a negated atom: shown as it is
+    """(name, arguments) by the predicates' own parser; a negated or unparsable atom is shown as it is."""
+    try:
+        a = parse(atom)
+    except ValueError:
         return atom, []
-    return m.group(1), [a.strip() for a in m.group(2).split(",")] if m.group(2) else []
+    return (atom, []) if a.negated else (a.name, list(a.args))
 
 
 def top_of_ladders(predicates: Iterable[str], at_least: Sequence[str] = (), below: Sequence[str] = ()) -> list[str]:
