@@ -290,12 +290,18 @@ class PlannerAgentConfig(_Agent):
     @field_validator("sandbox", mode="before")
     @classmethod
     def _resolve_sandbox(cls, v: object) -> object:
-        if isinstance(v, str | Path) or v is None:
-            try:
-                return resolve_sandbox(v)
-            except ConfigError as err:
-                raise ValueError(str(err)) from None
-        return v
+        return _sandbox_profile(v)
+
+
+def _sandbox_profile(v: object) -> object:
+    """A sandbox field's value: a profile name or path (or None) resolved to its profile, a
+    profile left as it is; an unknown name is a validation error that names it."""
+    if isinstance(v, str | Path) or v is None:
+        try:
+            return resolve_sandbox(v)
+        except ConfigError as err:
+            raise ValueError(str(err)) from None
+    return v
 
 
 class CodeAgentConfig(_Agent):
@@ -320,10 +326,7 @@ class CodeAgentConfig(_Agent):
     @field_validator("sandbox", mode="before")
     @classmethod
     def _resolve_sandbox(cls, v: object) -> object:
-        try:
-            profile = resolve_sandbox(v) if isinstance(v, str | Path) or v is None else v
-        except ConfigError as err:
-            raise ValueError(str(err)) from None
+        profile = _sandbox_profile(v)
         if profile is None:
             raise ValueError("a code agent's programs must run somewhere: name a sandbox profile, not none")
         return profile

@@ -135,3 +135,13 @@ def test_compare_runs_a_code_agent_cell_with_a_served_model_and_resumes(tmp_path
     assert "policy code:<pre>def act(obs):\n    x, x_dot, angle, angle_dot = obs\n" in page
     again = run_cells(s, out, progress=False)
     assert not again.ran and len(again.skipped) == 1  # resumed: nothing played again
+
+
+def test_a_code_agents_sandbox_must_be_a_known_profile_and_not_none() -> None:
+    import pydantic
+
+    with pytest.raises(pydantic.ValidationError, match="must run somewhere"):
+        CodeAgentConfig(name="c", model="smollm2-135m", port=1, sandbox=None)
+    with pytest.raises(pydantic.ValidationError, match="no-such-sandbox"):
+        CodeAgentConfig(name="c", model="smollm2-135m", port=1, sandbox="no-such-sandbox")
+    assert CodeAgentConfig(name="c", model="smollm2-135m", port=1).sandbox.backend == "docker"
