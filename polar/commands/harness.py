@@ -8,6 +8,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from polar.commands.kwargs import KWARG_HELP
 from polar.console import print_table
 
 console = Console()
@@ -41,12 +42,14 @@ def describe_cmd(
     harness_id: str = typer.Argument(..., help="gym:<EnvId>, minigrid:<EnvId>, a spec name or a YAML path."),
     seed: int = typer.Option(0, min=0, help="Seed of the reset whose observation is shown."),
     as_json: bool = typer.Option(False, "--json", help="Print the spec as JSON."),
+    harness_kwarg: list[str] = typer.Option(None, "--harness-kwarg", help=KWARG_HELP),
 ) -> None:
     """Show the spec and the rendered first observation exactly as a planner sees them."""
+    from polar.commands.kwargs import parse_kwargs
     from polar.harnesses.registry import make_harness
     from polar.harnesses.rollout import judged_by
 
-    with make_harness(harness_id) as h:
+    with make_harness(harness_id, **parse_kwargs(harness_kwarg, "--harness-kwarg")) as h:
         obs, _ = h.reset(seed=seed)
         state = h.symbolic_state()
         if as_json:
@@ -73,16 +76,19 @@ def check_cmd(
     episodes: int = typer.Option(3, min=1, help="Whole random episodes to play."),
     steps: int | None = typer.Option(None, min=1, help="Step cap of each random rollout (default: the "
                                                         "episodes at the spec's step limit; 1000 where it has none)."),
+    harness_kwarg: list[str] = typer.Option(None, "--harness-kwarg", help=KWARG_HELP),
 ) -> None:
     """Run Gymnasium's env checker on the adapter, then random episodes on seeds seed, seed+1, ...
     played twice: both runs must match step for step.
 
     Exit code 0 when everything passes, 1 otherwise.
     """
+    from polar.commands.kwargs import parse_kwargs
     from polar.harnesses.check import check_harness, check_summary
 
+    kwargs = parse_kwargs(harness_kwarg, "--harness-kwarg")
     with console.status(f"checking {harness_id}"):
-        report = check_harness(harness_id, seed=seed, steps=steps, episodes=episodes)
+        report = check_harness(harness_id, seed=seed, steps=steps, episodes=episodes, kwargs=kwargs)
     for w in report.warnings:
         console.print(f"[yellow]warning[/]: {w}", highlight=False, soft_wrap=True)
     for p in report.problems:

@@ -1,4 +1,4 @@
-"""`KEY=VALUE` command-line options into keyword arguments (`polar task --harness-kwarg`).
+"""`KEY=VALUE` command-line options into keyword arguments (`polar task`, `polar harness describe|check`: `--harness-kwarg`).
 
 A value is read as one YAML scalar, as a suite's `kwargs:` mapping reads it (`true` is a bool,
 `8` an int, `0.5` a float, anything else a string), so `--harness-kwarg odometry=true` makes the
@@ -15,6 +15,10 @@ import yaml
 from polar.errors import ConfigError
 
 _KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+KWARG_HELP = ("KEY=VALUE keyword argument of the harness, repeatable; the value is a YAML scalar, as in a "
+              "suite's `kwargs:` (e.g. --harness-kwarg odometry=true: the pose in each observation, docs/memory.md).")
 
 
 def parse_kwargs(items: list[str] | None, option: str) -> dict[str, Any]:

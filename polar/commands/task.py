@@ -12,6 +12,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from polar.commands.kwargs import KWARG_HELP
 from polar.planners.decisions import describe_decision
 from polar.sandboxes import SANDBOX_HELP
 
@@ -53,10 +54,7 @@ def _calls(record: Any) -> str:
 def task(
     text: str = typer.Argument(..., help="The task in natural language."),
     harness: str = typer.Option(..., "--harness", "-H", help="Harness id (see `polar harness list`)."),
-    harness_kwarg: list[str] = typer.Option(
-        None, "--harness-kwarg",
-        help="KEY=VALUE keyword argument of the harness, repeatable; the value is a YAML scalar, as in a "
-             "suite's `kwargs:` (e.g. --harness-kwarg odometry=true: the pose in each observation, docs/memory.md)."),
+    harness_kwarg: list[str] = typer.Option(None, "--harness-kwarg", help=KWARG_HELP),
     planner: str = typer.Option(
         None, "--planner", "-p",
         help="Planner profile (path or name under planners/). Default: $POLAR_PLANNER, else 'symbolic' when "

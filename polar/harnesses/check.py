@@ -62,13 +62,14 @@ def _fingerprint(obs: Any) -> Any:
     return obs
 
 
-def _rollout(harness_id: str, seed: int, episodes: int, max_steps: int) -> _Rollout:
+def _rollout(harness_id: str, seed: int, episodes: int, max_steps: int,
+             kwargs: dict[str, Any] | None = None) -> _Rollout:
     """Random episodes on seeds seed, seed+1, ... until `episodes` have ended or `max_steps`
     steps were taken: a trace of (obs, reward, flags), the returns, and every game failure the
     harness reported (`info["harness_error"]`) with its step. Each episode's actions come from
     `sampler_seed(its seed)`, a stream the game's own RNG (seeded with the same seed) never shares."""
     out = _Rollout()
-    h = make_harness(harness_id)
+    h = make_harness(harness_id, **(kwargs or {}))
     space = copy.deepcopy(h.action_space)  # a sampler of our own: the adapter seeds its space on reset
 
     def start() -> None:
@@ -104,11 +105,12 @@ def _rollout(harness_id: str, seed: int, episodes: int, max_steps: int) -> _Roll
 
 
 def check_harness(harness_id: str, seed: int = 0, steps: int | None = None,
-                  episodes: int = DEFAULT_EPISODES) -> CheckReport:
+                  episodes: int = DEFAULT_EPISODES, kwargs: dict[str, Any] | None = None) -> CheckReport:
     """`steps`: the step cap of each rollout; default: enough for `episodes` whole episodes at
-    the spec's step limit (`NO_LIMIT_STEPS` where it declares none)."""
+    the spec's step limit (`NO_LIMIT_STEPS` where it declares none). `kwargs`: the harness's
+    keyword arguments (a suite's `kwargs:`, e.g. `odometry=True`)."""
     report = CheckReport(harness_id, episodes_wanted=episodes)
-    h = make_harness(harness_id)
+    h = make_harness(harness_id, **(kwargs or {}))
     try:
         report.step_limit = h.spec.max_steps
         with warnings.catch_warnings(record=True) as caught:
@@ -125,7 +127,7 @@ def check_harness(harness_id: str, seed: int = 0, steps: int | None = None,
     if steps is None:
         steps = episodes * report.step_limit if report.step_limit else NO_LIMIT_STEPS
     report.step_cap = steps
-    a = _rollout(harness_id, seed, episodes, steps)
+    a = _rollout(harness_id, seed, episodes, steps, kwargs)
     report.episodes, report.steps, report.returns, report.crashes = len(a.returns), a.steps, a.returns, a.crashes
     report.terminated, report.truncated, report.seeds = a.terminated, a.truncated, a.seeds
     if a.crashes:
@@ -137,7 +139,7 @@ def check_harness(harness_id: str, seed: int = 0, steps: int | None = None,
         report.passed = False
         report.problems.append(f"the random rollout stopped: {a.stopped}")
         return report
-    b = _rollout(harness_id, seed, episodes, steps)
+    b = _rollout(harness_id, seed, episodes, steps, kwargs)
     report.deterministic = a.trace == b.trace
     if not report.deterministic:
         report.passed = False

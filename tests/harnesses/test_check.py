@@ -39,3 +39,21 @@ def test_a_cap_below_the_episodes_is_said() -> None:
     r = check_harness("gym:CartPole-v1", episodes=4)
     assert r.passed and r.episodes == 4 == r.terminated + r.truncated and r.seeds == [0, 1, 2, 3]
     assert r.step_cap == 4 * 500 and r.steps < r.step_cap and r.deterministic
+
+
+def test_check_and_describe_take_the_harness_keyword_arguments() -> None:
+    import json
+
+    from typer.testing import CliRunner
+
+    from polar.commands.app import app
+
+    runner = CliRunner()
+    kw = ["--harness-kwarg", "odometry=true"]
+    r = runner.invoke(app, ["harness", "describe", "minigrid:MiniGrid-DoorKey-5x5-v0", "--json", *kw])
+    assert r.exit_code == 0, r.output
+    assert {"agent_pos", "agent_dir"} <= set(json.loads(r.output)["spec"]["observation_space"]["spaces"])
+    r = runner.invoke(app, ["harness", "check", "minigrid:MiniGrid-DoorKey-5x5-v0", "--episodes", "1", *kw])
+    assert r.exit_code == 0 and "PASS minigrid:MiniGrid-DoorKey-5x5-v0" in r.output, r.output
+    r = runner.invoke(app, ["harness", "check", "minigrid:MiniGrid-DoorKey-5x5-v0", "--harness-kwarg", "odometry"])
+    assert r.exit_code != 0 and "--harness-kwarg 'odometry': expected KEY=VALUE" in str(r.output) + str(r.exception)
