@@ -59,7 +59,12 @@ class RLConfig(StrictModel):
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$", description="Label of the run's models (served names, registry name of the filtered-sft arm).")
     arm: Literal["grpo", "filtered-sft"] = Field(default="grpo", description="grpo: policy gradient; filtered-sft: the baseline, today's reward-filtered SFT round per iteration.")
     profile: str = "student"
-    observation: Literal["predicates", "view"] = "predicates"
+    observation: Literal["predicates", "view", "memory"] = Field(default="predicates", description=(
+        "What the planner's prompts show (ImproveConfig.observation); memory: the agent's memory of what "
+        "it has seen (docs/memory.md): give the tasks `kwargs: {odometry: true}`, `skills: skills_memory` "
+        "and a memory profile (student-memory)."))
+    skills: str | None = Field(default=None, description="Skill library folder of the sampled and evaluated "
+                               "episodes (e.g. skills_memory); None: the default library.")
     tasks: list[SuiteHarness] = Field(min_length=1)
     eval_tasks: list[SuiteHarness] = Field(default_factory=list, description="Held-out evaluation (episode seeds from 100000), greedy.")
     iterations: int = Field(default=10, ge=1, le=999)
@@ -95,9 +100,10 @@ class RLConfig(StrictModel):
         return self
 
     def dumped(self) -> dict[str, Any]:
-        """The config as the run folder records it: `engine` and `parallel` only when set, so a
-        run started before they existed resumes."""
-        unset = {k for k, v in (("engine", self.engine is None), ("parallel", self.parallel == 1)) if v}
+        """The config as the run folder records it: `engine`, `parallel` and `skills` only when
+        set, so a run started before they existed resumes."""
+        unset = {k for k, v in (("engine", self.engine is None), ("parallel", self.parallel == 1),
+                                ("skills", self.skills is None)) if v}
         return self.model_dump(mode="json", exclude={"iterations"} | unset)
 
 
@@ -203,7 +209,8 @@ class RLRun(StagedRun):
 
     def improve_cfg(self) -> ImproveConfig:
         c = self.cfg
-        return ImproveConfig(model=c.model, name=c.name, profile=c.profile, observation=c.observation, tasks=c.tasks,
+        return ImproveConfig(model=c.model, name=c.name, profile=c.profile, observation=c.observation,
+                             skills=c.skills, tasks=c.tasks,
                              eval_tasks=c.eval_tasks, eval_seeds=c.eval_seeds, eval_episodes=c.eval_episodes,
                              port=c.port, threads=c.threads, max_decisions=c.max_decisions, seed=c.seed,
                              engine=c.engine, parallel=c.parallel)
@@ -246,12 +253,7 @@ class RLRun(StagedRun):
         if cfg.engine == "llama-server":  # else concurrent requests come back alike (polar.llm.settings)
             overrides["seed_per_call"] = True
         base = (1000 * cfg.seed + it) * 10  # suite seeds: start states eval_seed + 1000 * seed, distinct per run and iteration
-        drawn = [h for h in cfg.tasks if h.label in draws]
-        suite = {"name": f"{cfg.name}-sample-{it}", "episodes": 1, "eval_seed": SAMPLE_SEED, "workers": 0, "trace": 0,
-                 "agents": [{"name": f"g{k}", "kind": "planner", "planner": cfg.profile, "overrides": overrides,
-                             "budget": {"decisions": cfg.max_decisions}} for k in range(cfg.group_size)],
-                 "harnesses": [h.model_dump(mode="json") for h in drawn],
-                 "seeds": list(range(base, base + max(draws.values())))}
+        suite = self.sample_suite(it, draws, overrides, base)
         server = load_planner_profile(cfg.profile, overrides).server  # type: ignore[union-attr]
         stop_own(server.host, server.port)  # a server a killed run left behind (another model, maybe)
         t0, cpu0 = time.perf_counter(), _cpu_s()
@@ -296,6 +298,17 @@ class RLRun(StagedRun):
             write_rollouts(d.parent / "rollouts.jsonl", rollouts)
             info |= {"rollouts": len(rollouts), **counts}
         return self.finish(it, "sample", info)
+
+    def sample_suite(self, it: int, draws: dict[str, int], overrides: dict[str, Any], base: int) -> dict[str, Any]:
+        """Iteration `it`'s sampling suite: one agent per episode of a group (g0, g1, ...), the
+        drawn tasks, `max(draws)` start states from suite seed `base` on."""
+        cfg = self.cfg
+        agent = {"kind": "planner", "planner": cfg.profile, "overrides": overrides,
+                 "budget": {"decisions": cfg.max_decisions}} | ({"skills": cfg.skills} if cfg.skills else {})
+        return {"name": f"{cfg.name}-sample-{it}", "episodes": 1, "eval_seed": SAMPLE_SEED, "workers": 0, "trace": 0,
+                "agents": [{"name": f"g{k}", **agent} for k in range(cfg.group_size)],
+                "harnesses": [h.model_dump(mode="json") for h in cfg.tasks if h.label in draws],
+                "seeds": list(range(base, base + max(draws.values())))}
 
     def update(self, it: int) -> dict[str, Any]:
         d = self.out / f"iter-{it}"

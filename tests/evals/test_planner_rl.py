@@ -13,6 +13,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import pydantic
 import pytest
 import yaml
 
@@ -29,6 +30,7 @@ from polar.evals.planner_rl import (
     recent_success,
     task_weights,
 )
+from polar.evals.suite import SuiteHarness
 from tests.llm.engine import free_port, require_engine, require_model
 
 REPO = Path(__file__).resolve().parents[2]
@@ -349,3 +351,24 @@ def test_the_replication_recipes_change_only_what_their_plan_says(recipe: str, c
     labels = {"name", "port", "eval_every", "eval_start", "eval_seeds", "eval_episodes"}
     differ = {k for k in first.keys() | other.keys() if first.get(k) != other.get(k)}
     assert differ - labels == changed, recipe
+
+
+def test_memory_mode_samples_and_evaluates_with_the_memory_skills(tmp_path: Path) -> None:
+    """RL from the own-view memory model (docs/memory.md): the sampled episodes' agents and the
+    evaluation's ImproveConfig get `observation: memory` and the memory skills; the recorded config
+    of a run without `skills` is what it was, so older run folders resume."""
+    grpo = load_yaml(REPO / "evals" / "planner-training" / "rl.yaml", RLConfig)
+    assert "skills" not in grpo.dumped()
+    memory = grpo.model_copy(update={
+        "observation": "memory", "skills": "skills_memory", "profile": "student-memory",
+        "tasks": [SuiteHarness(id="minigrid:MiniGrid-DoorKey-8x8-v0", kwargs={"odometry": True})]})
+    run = RLRun(memory, tmp_path, progress=False)
+    imp = run.improve_cfg()
+    assert (imp.observation, imp.skills, imp.profile) == ("memory", "skills_memory", "student-memory")
+    suite = run.sample_suite(1, {"DoorKey-8x8": 2}, {"observation": "memory"}, base=10)
+    assert len(suite["agents"]) == memory.group_size and suite["seeds"] == [10, 11]
+    assert all(a["skills"] == "skills_memory" and a["planner"] == "student-memory" for a in suite["agents"])
+    assert [(h["id"], h["kwargs"]) for h in suite["harnesses"]] == [("minigrid:MiniGrid-DoorKey-8x8-v0", {"odometry": True})]
+    assert "skills" not in RLRun(grpo, tmp_path / "plain").sample_suite(1, {"x": 1}, {}, 0)["agents"][0]
+    with pytest.raises(pydantic.ValidationError, match="observation"):
+        RLConfig.model_validate(grpo.model_dump() | {"observation": "pixels"})
