@@ -83,6 +83,8 @@ def rl(
     out: Path = typer.Option(..., help="Run folder (resumable: rerun the same command)."),
     iterations: int = typer.Option(4, help="Iterations to run (may grow on resume)."),
     group_size: int = typer.Option(8, help="G: programs per (task, seed)."),
+    episodes: int = typer.Option(1, min=1, help="Start states each program plays; its reward is the mean return "
+                                               "(more than one ranks programs by how many starts they solve)."),
     seed: int = typer.Option(0, help="Run seed (training episode seeds and the update's)."),
     temperature: float = typer.Option(1.0, help="Sampling temperature."),
     tasks: str = typer.Option("all", help="Comma-separated tasks, or all."),
@@ -95,8 +97,8 @@ def rl(
     from polar.evals.code_rl import CodeRLConfig, code_rl
     from polar.llm.rl import GRPOConfig
 
-    cfg = CodeRLConfig(model=model, tasks=_tasks(tasks), iterations=iterations, group_size=group_size, seed=seed,
-                       temperature=temperature, backend=backend, port=port,
+    cfg = CodeRLConfig(model=model, tasks=_tasks(tasks), iterations=iterations, group_size=group_size, episodes=episodes,
+                       seed=seed, temperature=temperature, backend=backend, port=port,
                        grpo=GRPOConfig(threads=1, minibatch=8, learning_rate=lr, kl_coef=kl_coef))
     res = code_rl(cfg, out)
     typer.echo(json.dumps(res["rows"][-1] if res["rows"] else {}, indent=1))

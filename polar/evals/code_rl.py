@@ -27,7 +27,7 @@ from pydantic import Field
 
 from polar.config import StrictModel
 from polar.evals.code_eval import code_llm
-from polar.evals.code_runner import docker_profile, run_program
+from polar.evals.code_runner import ProgramRecord, docker_profile, run_program
 from polar.evals.code_tasks import TASKS, task_messages
 from polar.evals.stages import StagedRun
 from polar.files import atomic_write
@@ -44,6 +44,10 @@ class CodeRLConfig(StrictModel):
     temperature: float = Field(default=1.0, gt=0)
     max_tokens: int = Field(default=160, ge=16)
     train_seed_base: int = Field(default=10_000, description="Training episode seeds: base + 100 * seed + iteration (held-out eval seeds are below).")
+    episodes: int = Field(default=1, ge=1, description=(
+        "Start states each program plays (the iteration's seed, then that seed + 1,000,000 * j); its reward is "
+        "the mean return over them, its success the share solved, every step charged. More than one ranks "
+        "programs by how many starts they solve, not by how fast they solve one."))
     backend: str = Field(default="docker", description="The sandbox that plays programs: docker (committed runs) or process (tests).")
     port: int = Field(default=8032, ge=1, le=65535)
     threads: int = Field(default=1, ge=1, description="llama.cpp threads while sampling.")
@@ -56,9 +60,28 @@ def _profile(backend: str) -> SandboxProfile:
     return docker_profile() if backend == "docker" else SandboxProfile(backend=backend)  # type: ignore[arg-type]
 
 
+def train_seeds(seed: int, episodes: int) -> list[int]:
+    """The start states a sampled program plays: the iteration's seed, then seed + 1,000,000 * j
+    (clear of every run's and iteration's seeds and of the held-out ones)."""
+    return [seed + 1_000_000 * j for j in range(episodes)]
+
+
+def score_program(rec: ProgramRecord) -> dict[str, Any]:
+    """A played program's record for GRPO: reward the mean return over its episodes, success the
+    share solved (a single episode: its return and whether it solved), the steps of all of them,
+    the first error (why it earned the lowest return), the gate's verdict and the program."""
+    runs = rec.episodes
+    error = next((r.error for r in runs if r.error is not None), None)
+    return {"reward": statistics.mean(r.ret for r in runs), "success": statistics.mean(float(r.success) for r in runs),
+            "steps": sum(r.steps for r in runs), "episodes": len(runs), "error": error, "gate": rec.gate,
+            "program": rec.program}
+
+
 class CodeRLRun(StagedRun):
     def __init__(self, cfg: CodeRLConfig, out: str | Path) -> None:
-        super().__init__(out, cfg.model_dump(mode="json", exclude={"iterations"}), cfg.model)
+        # `episodes` is recorded only when set, so a run folder started before it existed resumes
+        super().__init__(out, cfg.model_dump(mode="json", exclude={"iterations"} | ({"episodes"} if cfg.episodes == 1
+                                                                                     else set())), cfg.model)
         self.cfg = cfg
         self._tok: Any = None
 
@@ -107,11 +130,8 @@ class CodeRLRun(StagedRun):
                 msgs = task_messages(TASKS[name])
                 for g in range(cfg.group_size):
                     resp = client.complete(msgs, template="code_task", replay=False)
-                    rec = run_program(TASKS[name], resp.content, [seed], profile)
-                    run = rec.episodes[0]
-                    programs.append({"task": name, "seed": seed, "g": g, "call_id": resp.call.call_id,
-                                     "reward": run.ret, "success": run.success, "steps": run.steps,
-                                     "error": run.error, "gate": rec.gate, "program": rec.program,
+                    played = score_program(run_program(TASKS[name], resp.content, train_seeds(seed, cfg.episodes), profile))
+                    programs.append({"task": name, "seed": seed, "g": g, "call_id": resp.call.call_id, **played,
                                      "completion_tokens": resp.call.completion_tokens})
         finally:
             stop_own(server.host, server.port)
