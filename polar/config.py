@@ -31,6 +31,13 @@ class StrictModel(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
+    def at_default(self, *names: str) -> set[str]:
+        """Those of `names` whose value is the field's default. A field added to a config whose
+        dump is part of a key (a cell's, a run folder's) is left out of the dump at its default,
+        so that what was made before the field existed keeps its key."""
+        fields = type(self).model_fields
+        return {n for n in names if getattr(self, n) == fields[n].get_default(call_default_factory=True)}
+
 
 M = TypeVar("M", bound=BaseModel)
 

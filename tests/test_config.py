@@ -129,3 +129,17 @@ def test_names_used_as_paths_are_checked() -> None:
     for bad in ("..", "../etc/passwd", "a/b", ".hidden", "", "a..b"):
         with pytest.raises(ValueError, match="no '/' or '..'"):
             check_safe_name(bad)
+
+
+def test_at_default_names_the_fields_left_at_their_defaults() -> None:
+    from pydantic import Field
+
+    class Added(StrictModel):
+        name: str
+        tags: list[str] = Field(default_factory=list)
+        engine: str | None = None
+        slots: int = 1
+
+    assert Added(name="x").at_default("tags", "engine", "slots") == {"tags", "engine", "slots"}
+    assert Added(name="x", tags=["a"], slots=2).at_default("tags", "engine", "slots") == {"engine"}
+    assert Added(name="x").at_default() == set()

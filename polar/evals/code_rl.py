@@ -80,8 +80,8 @@ def score_program(rec: ProgramRecord) -> dict[str, Any]:
 class CodeRLRun(StagedRun):
     def __init__(self, cfg: CodeRLConfig, out: str | Path) -> None:
         # `episodes` is recorded only when set, so a run folder started before it existed resumes
-        super().__init__(out, cfg.model_dump(mode="json", exclude={"iterations"} | ({"episodes"} if cfg.episodes == 1
-                                                                                     else set())), cfg.model)
+        super().__init__(out, cfg.model_dump(mode="json", exclude={"iterations"} | cfg.at_default("episodes")),
+                         cfg.model)
         self.cfg = cfg
         self._tok: Any = None
 

@@ -83,18 +83,6 @@ class ImproveConfig(StrictModel):
             raise ConfigError("targets: teacher needs `teacher`, the planner profile that labels the states")
         return self
 
-    def unset_serving(self) -> set[str]:
-        """`engine` and `parallel` when at their defaults: left out of a dumped config, so the keys
-        and configs of runs made before the fields existed stay the same."""
-        return {k for k, v in (("engine", self.engine is None), ("parallel", self.parallel == 1)) if v}
-
-    def unset_dagger(self) -> set[str]:
-        """The DAgger fields when at their defaults: left out of a round's key, so the keys of
-        reward-filtered runs made before they existed stay the same."""
-        return {k for k, v in (("targets", self.targets == "reward"), ("teacher", self.teacher is None),
-                               ("aggregate", not self.aggregate), ("teacher_per_task", self.teacher_per_task is None))
-                if v}
-
 
 def _planner_overrides(cfg: ImproveConfig, model_ref: str, temperature: float, record: Path,
                        logprobs: bool) -> dict[str, Any]:
@@ -237,6 +225,8 @@ def improve(cfg: ImproveConfig, out_dir: str | Path, *, evaluate_start: bool = T
     return results
 
 
+# fields added after the first runs: a round's key has them only when they are set
+ADDED_FIELDS = ("skills", "engine", "parallel", "targets", "teacher", "aggregate", "teacher_per_task")
 ROW_FILE = "row.json"  # a finished round's ledger row and evaluation rows: a re-run takes it as is
 
 
@@ -244,10 +234,9 @@ def _key(cfg: ImproveConfig, r: int, model: str) -> str:
     """What a round's result depends on: the config and the model it starts from."""
     import hashlib
 
-    # `skills` (and the serving fields) enter only when set, so the keys of rounds run before
-    # they existed stay the same
-    config = cfg.model_dump(mode="json", exclude=({"skills"} if cfg.skills is None else set()) | cfg.unset_serving()
-                            | cfg.unset_dagger())
+    # the fields added after the first runs (the skills, serving and DAgger fields) enter only when
+    # set, so the keys of rounds run before they existed stay the same
+    config = cfg.model_dump(mode="json", exclude=cfg.at_default(*ADDED_FIELDS))
     blob = json.dumps({"config": config, "round": r, "model": model}, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 

@@ -102,9 +102,7 @@ class RLConfig(StrictModel):
     def dumped(self) -> dict[str, Any]:
         """The config as the run folder records it: `engine`, `parallel` and `skills` only when
         set, so a run started before they existed resumes."""
-        unset = {k for k, v in (("engine", self.engine is None), ("parallel", self.parallel == 1),
-                                ("skills", self.skills is None)) if v}
-        return self.model_dump(mode="json", exclude={"iterations"} | unset)
+        return self.model_dump(mode="json", exclude={"iterations"} | self.at_default("engine", "parallel", "skills"))
 
 
 # --- the curriculum ---------------------------------------------------------------------------------------

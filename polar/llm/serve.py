@@ -117,10 +117,8 @@ class ServerSettings(StrictModel):
         """`attach` and `parallel` appear only when set: a dumped server block (a per-seed model's
         profile overrides, part of its cells' keys) stays what it was before the fields existed."""
         out = handler(self)
-        if not self.attach:
-            out.pop("attach", None)
-        if self.parallel == 1:
-            out.pop("parallel", None)
+        for name in self.at_default("attach", "parallel"):
+            out.pop(name, None)
         return out
 
     @property

@@ -83,8 +83,8 @@ class LLMSettings(StrictModel):
         """`seed_per_call` appears only when set: a dumped profile (part of its cells' keys) stays
         what it was before the field existed."""
         out = handler(self)
-        if isinstance(out, dict) and not self.seed_per_call:
-            out.pop("seed_per_call", None)
+        for name in self.at_default("seed_per_call"):
+            out.pop(name, None)
         return out
 
     @model_validator(mode="before")
