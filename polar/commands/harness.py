@@ -8,7 +8,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from polar.commands.kwargs import KWARG_HELP
+from polar.commands.kwargs import KWARG_HELP, parse_kwargs
 from polar.console import print_table
 
 console = Console()
@@ -45,7 +45,6 @@ def describe_cmd(
     harness_kwarg: list[str] = typer.Option(None, "--harness-kwarg", help=KWARG_HELP),
 ) -> None:
     """Show the spec and the rendered first observation exactly as a planner sees them."""
-    from polar.commands.kwargs import parse_kwargs
     from polar.harnesses.registry import make_harness
     from polar.harnesses.rollout import judged_by
 
@@ -83,7 +82,6 @@ def check_cmd(
 
     Exit code 0 when everything passes, 1 otherwise.
     """
-    from polar.commands.kwargs import parse_kwargs
     from polar.harnesses.check import check_harness, check_summary
 
     kwargs = parse_kwargs(harness_kwarg, "--harness-kwarg")
