@@ -176,7 +176,8 @@ STORED = {
               "success": {"value": 0.96, "lo": 0.9, "hi": 0.98, "n": 100}, "llm_calls": 3, "llm_cached": 1,
               "tokens": 120, "failures": {"skill-failure": 4}}],
     "totals": [{"agent": "planner", "train_env_steps": 1_001_472,
-                "success": {"value": 0.96, "lo": 0.9, "hi": 0.98, "n": 100}}],
+                "success": {"value": 0.96, "lo": 0.9, "hi": 0.98, "n": 100}},
+               {"agent": "rl", "train_env_steps": 10_000, "success": {"value": 0.5, "lo": 0.3, "hi": 0.7, "n": 20}}],
 }
 
 
@@ -186,7 +187,9 @@ def test_suite_block_from_a_stored_results_json(tmp_path: Path) -> None:
     md = brief_markdown(STORED)
     assert "| planner | H | 5 | 96% [90, 98] | 1.00M | 1725 | 3 (1 cached) | 120 | skill-failure 4 |" in md
     assert "observes" not in md  # a results.json from before the label
-    assert "Totals over all harnesses: planner 96% [90, 98] for 1.00M train env steps charged." in md
+    # an arm with cells not run says its total is over fewer cells
+    assert ("Totals over all harnesses: planner 96% [90, 98] for 1.00M train env steps charged; rl 50% [30, 70] "
+            "for 10k train env steps charged (over fewer tasks or seeds: 1 of its cells not run).") in md
     assert "**Incomplete**: 1 cell(s) not run: rl/H/seed-1." in md
     labelled = {**STORED, "rows": [{**STORED["rows"][0], "observes": "full", "decides_from": "privileged"}]}
     assert "| planner | full (decides from privileged) | H |" in brief_markdown(labelled)

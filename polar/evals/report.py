@@ -234,8 +234,14 @@ def brief_markdown(stored: dict[str, Any]) -> str:
                       _steps(r["train_env_steps"]), _steps(r["eval_env_steps"]),
                       _calls(r["llm_calls"], r.get("llm_cached", 0)), str(r["tokens"]),
                       _failure_counts(r["failures"])])
+    missing = stored.get("missing_cells") or []
+
+    def not_run(agent: str) -> str:  # a total over fewer cells than the others' is marked
+        n = sum(c.split("/", 1)[0] == agent for c in missing)
+        return f" (over fewer tasks or seeds: {n} of its cells not run)" if n else ""
+
     totals = "; ".join(f"{t['agent']} {pct(Estimate(**t['success']))} for {_steps(t['train_env_steps'])} "
-                       "train env steps charged" for t in stored["totals"])
+                       f"train env steps charged{not_run(t['agent'])}" for t in stored["totals"])
     parts = [f"{stored['episodes_per_cell']} evaluation episodes per agent x harness x seed"
              f"{_own_counts(stored)}; "
              f"results of {stored['created']}.", "", _md_table(header, table), "",
@@ -243,7 +249,7 @@ def brief_markdown(stored: dict[str, Any]) -> str:
     parts += [f"\n**{line}**" for line in disagreements(rows)]
     for title, header, drows in _stored_domain_tables(stored):  # a world's own scores (Crafter's)
         parts += ["", f"{title} (95% CI over seeds x episodes):", "", _md_table(header, drows)]
-    if missing := stored.get("missing_cells"):
+    if missing:
         parts += ["", f"**Incomplete**: {len(missing)} cell(s) not run: {', '.join(missing[:20])}."]
     return "\n".join(parts)
 
