@@ -59,7 +59,7 @@ bench: install
 	status=$$?; $(BIN)/python benchmarks/summary.py --readme README.md; exit $$status
 
 lint: install
-	$(BIN)/ruff check polar tests benchmarks harnesses
+	$(BIN)/ruff check polar tests benchmarks harnesses evals planners prompts sandboxes scripts skills skills_crafter skills_crafter_memory skills_memory
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

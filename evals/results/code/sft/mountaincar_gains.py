@@ -62,10 +62,14 @@ def main() -> None:
     old = flag_steps(k1, k0, starts) > 0
     k, p = two_digits(rng.uniform(0.01, 0.06, n)), two_digits(rng.uniform(0.45, 0.6, n))
     new = flag_steps(-k, -k * p, starts) > 0  # velocity - k * (position + p)
-    print(f"run 3 (velocity + k1 * position + k0, k1 in +-0.02, k0 in +-0.01): {old.all(1).mean():.3f} of "
-          f"{n} draws reach the flag from all 201 starts; {old.mean():.3f} of (draw, start) pairs")
-    print(f"run 4 (velocity - k * (position + p), k in [0.01, 0.06], p in [0.45, 0.6]): {new.all(1).mean():.3f} "
-          f"of {n} draws from all 201 starts; {new.mean():.3f} of pairs")
+    print(
+        f"run 3 (velocity + k1 * position + k0, k1 in +-0.02, k0 in +-0.01): {old.all(1).mean():.3f} of "
+        f"{n} draws reach the flag from all 201 starts; {old.mean():.3f} of (draw, start) pairs"
+    )
+    print(
+        f"run 4 (velocity - k * (position + p), k in [0.01, 0.06], p in [0.45, 0.6]): {new.all(1).mean():.3f} "
+        f"of {n} draws from all 201 starts; {new.mean():.3f} of pairs"
+    )
 
 
 if __name__ == "__main__":
