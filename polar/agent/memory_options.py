@@ -32,6 +32,7 @@ import gymnasium as gym
 import numpy as np
 
 from polar.agent.memory import MemoryHarness
+from polar.episode import Outcome
 from polar.errors import ConfigError
 from polar.harnesses.base import Harness, HarnessSpec, SymbolicState
 from polar.predicates import ANY, fill, holds
@@ -113,11 +114,14 @@ class MemoryOptionEnv(OptionEnv):
         # bound once: the defaults filled in, an omitted parameter left out (`fill` reads it as any)
         self._bound = [{k: v for k, v in self._skills[o["skill"]].bind(o["args"]).items() if v is not None}
                        for o in self.options]
+        self._mask: np.ndarray | None = None
         self.observation_space = gym.spaces.Dict(
             dict(self.observation_space.spaces) | {MASK_KEY: gym.spaces.MultiBinary(len(self.options))})
 
     def refusal(self, option: dict[str, Any]) -> str | None:
         k = self.options.index(option)
+        if self._mask is not None and self._mask[k]:  # the mask of this very state says it applies
+            return None
         why = applicable(self._skills[option["skill"]], self._bound[k], self.harness.symbolic_state(), self._obs)
         return None if why is None else f"not applicable over the memory: {why}"
 
@@ -127,4 +131,13 @@ class MemoryOptionEnv(OptionEnv):
                          for o, b in zip(self.options, self._bound, strict=True)], dtype=np.int8)
 
     def _observe(self) -> dict[str, Any]:
-        return super()._observe() | {MASK_KEY: self.available()}
+        # the mask of the state the controller observes, kept until the next option's steps: its
+        # `refusal` reads it instead of building the memory's predicates a second time
+        self._mask = self.available()
+        return super()._observe() | {MASK_KEY: self._mask}
+
+    def run_option(self, k: int) -> Outcome:
+        try:
+            return super().run_option(k)
+        finally:
+            self._mask = None  # the option's steps changed the memory

@@ -93,6 +93,26 @@ def test_not_applicable_fails_at_once_and_is_masked(options: list[dict], library
     assert trunc and not term and info["success"] is False and env.harness.steps == 0
 
 
+def test_a_state_s_predicates_are_built_once(options: list[dict], library, monkeypatch) -> None:
+    """The mask the controller observed answers the next option's refusal: the memory's predicates
+    are built again only for an option the mask refuses (for its reason) and after the option's steps."""
+    names = [describe(o) for o in options]
+    env = _env(options, library)
+    obs, _ = env.reset(seed=7)
+    calls: list[int] = []
+    real = MemoryHarness.symbolic_state
+    monkeypatch.setattr(MemoryHarness, "symbolic_state", lambda self: calls.append(1) or real(self))
+    explore, goto_key = names.index("explore(object=key)"), names.index("goto(color=yellow, object=key)")
+    assert env.refusal(options[explore]) is None and calls == []
+    assert env.refusal(options[goto_key]).startswith("not applicable over the memory") and len(calls) == 1
+    obs, *_ = env.step(explore)
+    assert env.last_outcome is not None and env.last_outcome.success
+    assert obs["action_mask"][goto_key] == 1  # the key seen: the new state's mask, not the old one
+    assert np.array_equal(obs["action_mask"], env.available())
+    calls.clear()
+    assert env.refusal(options[goto_key]) is None and calls == []
+
+
 def test_refused_without_a_memory_or_with_the_full_grid(options: list[dict], library) -> None:
     with pytest.raises(HarnessError, match="memory reader"):
         MemoryOptionEnv(DOORKEY, options, skills=str(library.root))  # no odometry: no pose to map with
