@@ -73,6 +73,11 @@ class RLConfig(StrictModel):
     temperature: float = Field(default=1.0, gt=0, le=2)
     reward: Literal["success", "return"] = "success"
     shaping: float = Field(default=0.0, ge=0, description="Per-decision shaping from predicate progress (0: off): this times the number of predicates a decision made true for the first time in its episode, added to its advantage. With shaping on, a group whose rewards are all equal is kept with advantage 0, so that its decisions' progress still carries a gradient.")
+    explore_skills: float = Field(default=0.0, ge=0, le=1, description=(
+        "The sampled episodes' chance per decision that its skill is drawn uniformly from those whose "
+        "preconditions hold (the model writes the arguments; LLMProfile.explore_skills): a skill the start model "
+        "never samples (the predicates model's `explore` in memory mode) can then earn an advantage. The "
+        "evaluations never force. 0: off."))
     curriculum: Curriculum = Field(default_factory=Curriculum)
     grpo: GRPOConfig = Field(default_factory=GRPOConfig)
     finetune: dict[str, Any] = Field(default_factory=dict, description="filtered-sft arm: FinetuneConfig fields of each iteration's fine-tune.")
@@ -100,9 +105,10 @@ class RLConfig(StrictModel):
         return self
 
     def dumped(self) -> dict[str, Any]:
-        """The config as the run folder records it: `engine`, `parallel` and `skills` only when
-        set, so a run started before they existed resumes."""
-        return self.model_dump(mode="json", exclude={"iterations"} | self.at_default("engine", "parallel", "skills"))
+        """The config as the run folder records it: `engine`, `parallel`, `skills` and
+        `explore_skills` only when set, so a run started before they existed resumes."""
+        return self.model_dump(mode="json", exclude={"iterations"} | self.at_default(
+            "engine", "parallel", "skills", "explore_skills"))
 
 
 # --- the curriculum ---------------------------------------------------------------------------------------
@@ -247,9 +253,7 @@ class RLRun(StagedRun):
         draws = draw_tasks(labels, recent_success(history, cfg.curriculum.window), cfg.curriculum, cfg.groups,
                            random.Random(1_000_003 * cfg.seed + it))
         model = self.model_before(it)
-        overrides = _planner_overrides(self.improve_cfg(), model, cfg.temperature, d / "calls.jsonl", True)
-        if cfg.engine == "llama-server":  # else concurrent requests come back alike (polar.llm.settings)
-            overrides["seed_per_call"] = True
+        overrides = self.sampling_overrides(model, d / "calls.jsonl")
         base = (1000 * cfg.seed + it) * 10  # suite seeds: start states eval_seed + 1000 * seed, distinct per run and iteration
         suite = self.sample_suite(it, draws, overrides, base)
         server = load_planner_profile(cfg.profile, overrides).server  # type: ignore[union-attr]
@@ -289,6 +293,9 @@ class RLRun(StagedRun):
             "cpu_s": _cpu_s() - cpu0 + server_cpu, "engine": server.engine or "llamacpp", "lanes": cfg.parallel,
             **probe}
         info["sampled_tokens_per_s"] = info["completion_tokens"] / max(wall, 1e-9)
+        if cfg.explore_skills:  # which skills the draw forced, over the iteration's calls
+            calls = index_calls([d / "calls.jsonl"]).values()
+            info["forced_skills"] = dict(Counter(f for c in calls if (f := getattr(c, "forced_skill", None))))
         if cfg.arm == "grpo":
             from polar.llm.rl import write_rollouts
 
@@ -296,6 +303,17 @@ class RLRun(StagedRun):
             write_rollouts(d.parent / "rollouts.jsonl", rollouts)
             info |= {"rollouts": len(rollouts), **counts}
         return self.finish(it, "sample", info)
+
+    def sampling_overrides(self, model: str, record: Path) -> dict[str, Any]:
+        """The profile overrides of the sampled episodes: `model` at the run's temperature, log-probs
+        kept, a sampler seed per request on llama-server, the skill draw when `explore_skills` is set."""
+        cfg = self.cfg
+        overrides = _planner_overrides(self.improve_cfg(), model, cfg.temperature, record, True)
+        if cfg.engine == "llama-server":  # else concurrent requests come back alike (polar.llm.settings)
+            overrides["seed_per_call"] = True
+        if cfg.explore_skills:
+            overrides["explore_skills"] = cfg.explore_skills
+        return overrides
 
     def sample_suite(self, it: int, draws: dict[str, int], overrides: dict[str, Any], base: int) -> dict[str, Any]:
         """Iteration `it`'s sampling suite: one agent per episode of a group (g0, g1, ...), the

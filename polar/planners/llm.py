@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import random
 from typing import Any
 
 from polar.episode import LLMCallRecord
@@ -23,6 +24,7 @@ from polar.planners.fit import apply_observation_mode, fit_prompt
 from polar.planners.parse import ReplyParseError, parse_decision
 from polar.planners.profile import LLMProfile, resolve_templates
 from polar.planners.schema import coordinate_groups, decision_schema, response_format
+from polar.predicates import fill, holds
 
 ALLOWED_KINDS: dict[str, list[str]] = {
     "skill": ["skill", "finish"],
@@ -88,6 +90,21 @@ def _check_code(code: PolicyCode) -> None:
         raise ReplyParseError(f"the policy source has a syntax error at line {err.lineno}: {err.msg}") from None
     if not any(isinstance(n, ast.FunctionDef) and n.name == code.entrypoint for n in tree.body):
         raise ReplyParseError(f"the policy source does not define the function {code.entrypoint}(obs)")
+
+
+def forced_skill(context: PlannerContext, epsilon: float) -> SkillInfo | None:
+    """With chance `epsilon`, a skill drawn uniformly from those on offer whose preconditions hold
+    (a parameter read as any), all of them when none does; else None. The draw is seeded by the
+    episode and the decision's step, so a decision asked again (a repair) keeps its skill."""
+    if epsilon <= 0 or not context.skills:
+        return None
+    rng = random.Random(f"{context.episode_id}:{context.step}:{len(context.history)}")
+    if rng.random() >= epsilon:
+        return None
+    preds = context.symbolic.predicates if context.symbolic is not None else None
+    pool = [s for s in context.skills
+            if preds is None or all(holds(fill(t, {}), preds) for t in s.preconditions)] or context.skills
+    return rng.choice(pool)
 
 
 class LLMPlanner:
@@ -173,7 +190,10 @@ class LLMPlanner:
         counter = self.client.count_tokens if self.client.tokenizer is not None else None
         fit = fit_prompt(lambda k: self.messages(context, k), len(context.history), p.history_window,
                          counter, p.context_tokens, p.max_tokens, self.template_name)
-        messages, fmt = fit.messages, self.response_format(context)
+        forced = forced_skill(context, p.explore_skills)
+        extra = {"forced_skill": forced.name} if forced is not None else {}
+        fmt = self.response_format(context if forced is None else context.model_copy(update={"skills": [forced]}))
+        messages = fit.messages
         errors: list[str] = []
         for _ in range(1 + self.profile.repair_rounds):
             key = self.client.cache_key_for(messages, fmt)
@@ -183,7 +203,7 @@ class LLMPlanner:
                 check=lambda text: self.validate(text, context),
                 template=self.template_name, template_hash=self.template_hash,
                 episode_id=context.episode_id, replay=replay,
-                record_extra={"prompt_fit": fit.as_record(p.context_tokens)} | (
+                record_extra={"prompt_fit": fit.as_record(p.context_tokens)} | extra | (
                     {} if replay else {"replay_skipped": "this prompt's decision failed earlier in the episode"}),
             )
             self._last_prompts.append(key)

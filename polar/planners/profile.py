@@ -68,6 +68,11 @@ class LLMProfile(LLMSettings, _Named):
         default=False, description="Tell the planner when a skill call succeeded after 0 env steps with no "
                                    "fact changed (a no-op), and count identical no-ops in a row as repeated "
                                    "failures (the agent loop, polar.agent.noop).")
+    explore_skills: float = Field(
+        default=0.0, ge=0, le=1, description="Sampling for RL (`polar llm rl`'s `explore_skills`): the chance "
+        "that a decision's skill is drawn uniformly from the skills on offer whose preconditions hold, the reply's "
+        "schema narrowed to it (the model still writes its arguments; the call record says `forced_skill`). "
+        "A skill the model never samples can then earn reward. 0: off, every decision the model's own.")
     # The agent loop's, not the model's: the same atoms as the symbolic planner's `interrupt` option,
     # so a model trained on that planner's decisions is consulted at the same moments (docs/crafter.md 6d).
     interrupt: list[str] = Field(

@@ -372,3 +372,34 @@ def test_memory_mode_samples_and_evaluates_with_the_memory_skills(tmp_path: Path
     assert "skills" not in RLRun(grpo, tmp_path / "plain").sample_suite(1, {"x": 1}, {}, 0)["agents"][0]
     with pytest.raises(pydantic.ValidationError, match="observation"):
         RLConfig.model_validate(grpo.model_dump() | {"observation": "pixels"})
+
+
+def test_explore_skills_reaches_the_sampled_episodes_and_leaves_old_runs_resumable(tmp_path: Path) -> None:
+    """`explore_skills` goes to the sampled episodes' profile (LLMProfile.explore_skills: the
+    decision's skill drawn among the applicable ones); at its default the recorded config and the
+    sampling overrides are what they were before it existed."""
+    from polar.planners.profile import load_planner_profile
+
+    grpo = load_yaml(REPO / "evals" / "planner-training" / "rl.yaml", RLConfig)
+    assert "explore_skills" not in grpo.dumped()
+    plain = RLRun(grpo, tmp_path / "plain", progress=False).sampling_overrides(grpo.model, tmp_path / "c.jsonl")
+    assert "explore_skills" not in plain and load_planner_profile(grpo.profile, plain).explore_skills == 0.0
+    explore = grpo.model_copy(update={"explore_skills": 0.15})
+    assert explore.dumped()["explore_skills"] == 0.15
+    run = RLRun(explore, tmp_path / "explore", progress=False)
+    overrides = run.sampling_overrides(explore.model, tmp_path / "c.jsonl")
+    assert overrides == plain | {"explore_skills": 0.15}
+    assert load_planner_profile(explore.profile, overrides).explore_skills == 0.15
+    with pytest.raises(pydantic.ValidationError, match="explore_skills"):
+        RLConfig.model_validate(grpo.model_dump() | {"explore_skills": 1.5})
+
+
+def test_the_memory_explore_recipe_changes_only_what_its_plan_says() -> None:
+    """evals/results/planner-rl/memory-doorkey-explore-2026-12-07/: rl-memory-doorkey.yaml with the skill
+    draw, two groups an iteration and one iteration more (`iterations` is not in the recorded config)."""
+    first = load_yaml(REPO / "evals" / "planner-training" / "rl-memory-doorkey.yaml", RLConfig)
+    other = load_yaml(REPO / "evals" / "planner-training" / "rl-memory-doorkey-explore.yaml", RLConfig)
+    a, b = first.dumped(), other.dumped()
+    differ = {k for k in a.keys() | b.keys() if a.get(k) != b.get(k)}
+    assert differ - {"name", "port", "eval_every", "eval_start"} == {"groups", "explore_skills"}
+    assert (other.iterations, other.explore_skills, other.groups) == (4, 0.25, 2)

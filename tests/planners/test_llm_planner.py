@@ -214,3 +214,34 @@ def test_a_maze_gets_reach_with_a_cell_or_the_goal_in_both_observation_modes(ser
     args = first.body["response_format"]["schema"]["properties"]["decision"]["anyOf"][0]["properties"]["args"]
     assert [form["required"] for form in args["anyOf"]] == [["col", "row"], []]
     assert "give col, row together" in repair.messages[-1]["content"]
+
+
+def test_explore_skills_forces_an_applicable_skill_into_the_schema(server, context, tmp_path):
+    """RL's sampling exploration: with `explore_skills` the reply's schema offers one skill drawn from
+    those whose preconditions hold, the model writes its arguments, and the record names the draw."""
+    from polar.planners.base import SkillInfo
+    from polar.planners.llm import forced_skill
+
+    skills = [SkillInfo(name="explore", kind="policy", description="look for an object", parameters={"object": ["key", "goal"]}),
+              SkillInfo(name="pickup", kind="primitive", description="pick up", parameters={"object": ["key"]},
+                        preconditions=["facing({object},{color},{x},{y})", "not carrying(any,any)"]),
+              SkillInfo(name="unlock", kind="primitive", description="unlock", parameters={"color": ["yellow"]},
+                        preconditions=["carrying(key,{color})"])]
+    ctx = context.model_copy(update={"skills": skills})
+    drawn = {forced_skill(ctx.model_copy(update={"episode_id": f"e{k}"}), 1.0).name for k in range(40)}
+    assert drawn == {"explore", "unlock"}  # pickup's preconditions do not hold: never drawn
+    assert forced_skill(ctx, 0.0) is None
+    assert sum(forced_skill(ctx.model_copy(update={"episode_id": f"e{k}"}), 0.25) is not None for k in range(400)) in range(70, 131)
+
+    forced = forced_skill(ctx, 1.0)
+    reply = {"kind": "skill", "skill": forced.name, "args": {"object": "goal"} if forced.name == "explore" else {"color": "yellow"}}
+    server.push(Reply.decision(reply), Reply.decision({"kind": "skill", "skill": "pickup", "args": {"object": "key"}}))
+    on = load_planner(write_profile(tmp_path, server, structured_output="json_schema", explore_skills=1.0))
+    assert on.decide(ctx).skill == forced.name and on.last_calls[0].forced_skill == forced.name
+    offered = json.dumps(server.requests[0].body["response_format"])
+    assert f'"{forced.name}"' in offered and '"pickup"' not in offered
+    (tmp_path / "off").mkdir()
+    off = load_planner(write_profile(tmp_path / "off", server, structured_output="json_schema"))
+    assert off.decide(ctx).skill == "pickup" and getattr(off.last_calls[0], "forced_skill", None) is None
+    assert all(f'"{s.name}"' in json.dumps(server.requests[1].body["response_format"]) for s in skills)
+    assert [getattr(r, "forced_skill", None) for r in read_records(tmp_path / "calls.jsonl")] == [forced.name]
