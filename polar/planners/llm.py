@@ -92,16 +92,18 @@ def _check_code(code: PolicyCode) -> None:
         raise ReplyParseError(f"the policy source does not define the function {code.entrypoint}(obs)")
 
 
-def forced_skill(context: PlannerContext, epsilon: float) -> SkillInfo | None:
+def forced_skill(context: PlannerContext, epsilon: float, observation: str = "predicates") -> SkillInfo | None:
     """With chance `epsilon`, a skill drawn uniformly from those on offer whose preconditions hold
-    (a parameter read as any), all of them when none does; else None. The draw is seeded by the
-    episode and the decision's step, so a decision asked again (a repair) keeps its skill."""
+    (a parameter read as any; in `view` mode, where the state is hidden from the planner, any skill),
+    all of them when none does; else None. The draw is seeded by the episode and the decision's
+    step."""
     if epsilon <= 0 or not context.skills:
         return None
     rng = random.Random(f"{context.episode_id}:{context.step}:{len(context.history)}")
     if rng.random() >= epsilon:
         return None
-    preds = context.symbolic.predicates if context.symbolic is not None else None
+    state = None if observation == "view" else context.symbolic  # as the decision schema reads it
+    preds = state.predicates if state is not None else None
     pool = [s for s in context.skills
             if preds is None or all(holds(fill(t, {}), preds) for t in s.preconditions)] or context.skills
     return rng.choice(pool)
@@ -190,7 +192,7 @@ class LLMPlanner:
         counter = self.client.count_tokens if self.client.tokenizer is not None else None
         fit = fit_prompt(lambda k: self.messages(context, k), len(context.history), p.history_window,
                          counter, p.context_tokens, p.max_tokens, self.template_name)
-        forced = forced_skill(context, p.explore_skills)
+        forced = forced_skill(context, p.explore_skills, p.observation)
         extra = {"forced_skill": forced.name} if forced is not None else {}
         fmt = self.response_format(context if forced is None else context.model_copy(update={"skills": [forced]}))
         messages = fit.messages

@@ -230,6 +230,8 @@ def test_explore_skills_forces_an_applicable_skill_into_the_schema(server, conte
     ctx = context.model_copy(update={"skills": skills})
     drawn = {forced_skill(ctx.model_copy(update={"episode_id": f"e{k}"}), 1.0).name for k in range(40)}
     assert drawn == {"explore", "unlock"}  # pickup's preconditions do not hold: never drawn
+    hidden = {forced_skill(ctx.model_copy(update={"episode_id": f"e{k}"}), 1.0, "view").name for k in range(40)}
+    assert hidden == {"explore", "pickup", "unlock"}  # view mode: the hidden state does not pick
     assert forced_skill(ctx, 0.0) is None
     assert sum(forced_skill(ctx.model_copy(update={"episode_id": f"e{k}"}), 0.25) is not None for k in range(400)) in range(70, 131)
 
