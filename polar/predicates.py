@@ -79,6 +79,11 @@ def holds(template: str, predicates: Collection[str]) -> bool:
     return not found if atom.negated else found
 
 
+def preconditions_hold(preconditions: Iterable[str], predicates: Collection[str]) -> bool:
+    """Every precondition holds over `predicates`, an unbound placeholder matching any value."""
+    return all(holds(fill(p, {}), predicates) for p in preconditions)
+
+
 def achieved(effect: str, before: Collection[str], after: Collection[str]) -> bool:
     """An effect was brought about by what happened between two states: a positive effect
     matches a predicate that did not hold before; a negated one matched before and not after."""

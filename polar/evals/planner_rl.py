@@ -293,13 +293,13 @@ class RLRun(StagedRun):
             "cpu_s": _cpu_s() - cpu0 + server_cpu, "engine": server.engine or "llamacpp", "lanes": cfg.parallel,
             **probe}
         info["sampled_tokens_per_s"] = info["completion_tokens"] / max(wall, 1e-9)
+        calls = index_calls([d / "calls.jsonl"])
         if cfg.explore_skills:  # which skills the draw forced, over the iteration's calls
-            calls = index_calls([d / "calls.jsonl"]).values()
-            info["forced_skills"] = dict(Counter(f for c in calls if (f := getattr(c, "forced_skill", None))))
+            info["forced_skills"] = dict(Counter(f for c in calls.values() if (f := getattr(c, "forced_skill", None))))
         if cfg.arm == "grpo":
             from polar.llm.rl import write_rollouts
 
-            rollouts, counts = build_rollouts(episodes, index_calls([d / "calls.jsonl"]), self.tokenizer(), cfg)
+            rollouts, counts = build_rollouts(episodes, calls, self.tokenizer(), cfg)
             write_rollouts(d.parent / "rollouts.jsonl", rollouts)
             info |= {"rollouts": len(rollouts), **counts}
         return self.finish(it, "sample", info)

@@ -24,7 +24,7 @@ from polar.planners.fit import apply_observation_mode, fit_prompt
 from polar.planners.parse import ReplyParseError, parse_decision
 from polar.planners.profile import LLMProfile, resolve_templates
 from polar.planners.schema import coordinate_groups, decision_schema, response_format
-from polar.predicates import fill, holds
+from polar.predicates import preconditions_hold
 
 ALLOWED_KINDS: dict[str, list[str]] = {
     "skill": ["skill", "finish"],
@@ -103,9 +103,9 @@ def forced_skill(context: PlannerContext, epsilon: float, observation: str = "pr
     if rng.random() >= epsilon:
         return None
     state = None if observation == "view" else context.symbolic  # as the decision schema reads it
-    preds = state.predicates if state is not None else None
+    facts = set(state.predicates) if state is not None else None
     pool = [s for s in context.skills
-            if preds is None or all(holds(fill(t, {}), preds) for t in s.preconditions)] or context.skills
+            if facts is None or preconditions_hold(s.preconditions, facts)] or context.skills
     return rng.choice(pool)
 
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from polar.predicates import fill, holds, parse
+from polar.predicates import parse, preconditions_hold
 
 
 def _split(atom: str) -> tuple[str, list[str]]:
@@ -79,4 +79,4 @@ def applicable(skills: Iterable[dict[str, Any]], predicates: Iterable[str]) -> l
     """The skills (as templates see them: dicts with `preconditions`) whose preconditions all
     hold over `predicates`, unbound placeholders matching any value."""
     facts = set(predicates)
-    return [s for s in skills if all(holds(fill(p, {}), facts) for p in s.get("preconditions") or [])]
+    return [s for s in skills if preconditions_hold(s.get("preconditions") or [], facts)]
