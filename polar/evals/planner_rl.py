@@ -78,6 +78,10 @@ class RLConfig(StrictModel):
         "preconditions hold (the model writes the arguments; LLMProfile.explore_skills): a skill the start model "
         "never samples (the predicates model's `explore` in memory mode) can then earn an advantage. The "
         "evaluations never force. 0: off."))
+    explore_objective: Literal["clip", "imitate"] = Field(default="clip", description=(
+        "How the update trains a drawn decision: clip, GRPO's clipped ratio against the sampler's log-probs "
+        "like any other; imitate, self-imitation (max(A, 0) times its log-likelihood, on the reply as the "
+        "tokenizer writes it: polar.llm.rl.imitation_token_loss), since the draw, not the model, chose it."))
     curriculum: Curriculum = Field(default_factory=Curriculum)
     grpo: GRPOConfig = Field(default_factory=GRPOConfig)
     finetune: dict[str, Any] = Field(default_factory=dict, description="filtered-sft arm: FinetuneConfig fields of each iteration's fine-tune.")
@@ -106,9 +110,9 @@ class RLConfig(StrictModel):
 
     def dumped(self) -> dict[str, Any]:
         """The config as the run folder records it: `engine`, `parallel`, `skills` and
-        `explore_skills` only when set, so a run started before they existed resumes."""
+        the draw's fields only when set, so a run started before they existed resumes."""
         return self.model_dump(mode="json", exclude={"iterations"} | self.at_default(
-            "engine", "parallel", "skills", "explore_skills"))
+            "engine", "parallel", "skills", "explore_skills", "explore_objective"))
 
 
 # --- the curriculum ---------------------------------------------------------------------------------------
@@ -168,6 +172,7 @@ def build_rollouts(episodes: list[Any], calls: dict[str, Any], tok: Any, cfg: RL
     for rec in episodes:
         groups.setdefault(f"{rec.extra.get('cell_harness', rec.harness_id)}|{rec.seed}", []).append(rec)
     rollouts, counts = [], Counter()
+    imitate = cfg.explore_objective == "imitate"
     for key, recs in groups.items():
         adv = group_advantages([episode_reward(r, cfg.reward) for r in recs])
         if adv is None:
@@ -192,11 +197,16 @@ def build_rollouts(episodes: list[Any], calls: dict[str, Any], tok: Any, cfg: RL
                     if shaping_only and p == 0:  # no advantage: only the KL term would move it
                         counts["calls_without_progress"] += 1
                         continue
-                    r = rollout_from_call(tok, call, a + cfg.shaping * p, group=key, episode_id=rec.episode_id)
+                    r = rollout_from_call(tok, call, a + cfg.shaping * p, group=key, episode_id=rec.episode_id,
+                                          imitate_forced=imitate)
                     if r is None:
                         counts["calls_without_sampled_ids"] += 1
+                    elif r.imitate and r.advantage <= 0:  # self-imitation learns only from the better ones
+                        counts["forced_calls_not_imitated"] += 1
                     else:
                         rollouts.append(r)
+                        if r.imitate:
+                            counts["forced_calls_imitated"] += 1
     return rollouts, dict(counts)
 
 

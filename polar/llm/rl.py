@@ -24,6 +24,11 @@ What is optimised, top to bottom (Shao et al. 2024, DeepSeekMath's GRPO, with PP
 The sampler's log-probs are llama.cpp's, of the raw model (before temperature and the JSON
 grammar), from the quantised GGUF: the ratio is between the trainer's float32 model and the
 served one, about 1 at the first step of an iteration.
+
+The one exception is opt-in (`polar llm rl`'s `explore_objective: imitate`): a decision whose
+skill the exploration draw forced was not the model's sample, so it has no honest ratio. It is
+trained by self-imitation, max(A, 0) times its log-likelihood (`imitation_token_loss`), on the
+reply as the tokenizer writes it (`rollout_from_call`), beside the same KL penalty.
 """
 
 from __future__ import annotations
@@ -103,6 +108,9 @@ class Rollout(BaseModel):
     group: str = ""
     episode_id: str = ""
     call_id: str = ""
+    imitate: bool = Field(default=False, description=(
+        "A drawn (forced) decision trained by self-imitation (`imitation_token_loss`): its completion is "
+        "the reply as the tokenizer writes it and it holds no sampler log-probs."))
 
 
 def prompt_token_ids(tok: Any, messages: list[dict[str, Any]]) -> list[int]:
@@ -145,8 +153,14 @@ def sampled_text(logprobs_content: list[dict[str, Any]]) -> str:
     return "".join(str(t.get("token", "")) for t in logprobs_content)
 
 
-def rollout_from_call(tok: Any, call: Any, advantage: float, group: str = "", episode_id: str = "") -> Rollout | None:
+def rollout_from_call(tok: Any, call: Any, advantage: float, group: str = "", episode_id: str = "",
+                      imitate_forced: bool = False) -> Rollout | None:
     """A Rollout from a call record, its tokens checked against the trainer's tokenizer.
+
+    `imitate_forced`: a call whose skill the exploration draw forced (`forced_skill` in its record)
+    becomes an `imitate` rollout: the grammar forced the name one character-prefix at a time, so the
+    sampler wrote it in splits the model never writes (`e`+`x`+`pl`+`ore`); its completion is the
+    sampled text as the tokenizer splits it (what the model writes unforced), and its end tokens.
 
     None when the record holds no sampled token ids with log-probs (e.g. the reply's ids came
     from re-tokenising its text, `token_ids_source: server-tokenizer`): such a reply is not
@@ -171,6 +185,11 @@ def rollout_from_call(tok: Any, call: Any, advantage: float, group: str = "", ep
         raise TokenizationMismatch(f"call {call.call_id}: the trainer's chat template gives a {len(prompt)}-token "
                                    f"prompt, the server counted {call.prompt_tokens}: the two would score other "
                                    "tokens (another chat template or tokenizer)")
+    if imitate_forced and getattr(call, "forced_skill", None):
+        body = reply_ids(tok, ids)
+        written = list(tok(text, add_special_tokens=False)["input_ids"]) + list(ids[len(body):])
+        return Rollout(prompt_ids=prompt, completion_ids=written, sampler_logprobs=[], advantage=advantage,
+                       group=group, episode_id=episode_id, call_id=call.call_id, imitate=True)
     return Rollout(prompt_ids=prompt, completion_ids=list(ids), sampler_logprobs=[float(t["logprob"]) for t in lp],
                    advantage=advantage, group=group, episode_id=episode_id, call_id=call.call_id)
 
@@ -250,6 +269,22 @@ def grpo_token_loss(logp: Any, old: Any, ref: Any, advantage: float, clip_eps: f
     with torch.no_grad():
         clip_frac = float(((ratio - clipped).abs() > 0).float().mean())
     return loss, {"kl": float(kl.detach().mean()), "clip_frac": clip_frac, "ratio": float(ratio.detach().mean())}
+
+
+def imitation_token_loss(logp: Any, ref: Any, advantage: float, kl_coef: float) -> tuple[Any, dict[str, float]]:
+    """Self-imitation (Oh et al. 2018, "Self-Imitation Learning") of a drawn decision: the log-likelihood
+    weighted by max(advantage, 0), with the same k3 KL penalty, averaged over the sequence's tokens.
+
+    No importance ratio: the drawn skill was not the model's sample (the behaviour was the draw), and
+    the clipped ratio would let a skill the model gives e^-7 rise by at most 1 + clip_eps per iteration
+    (what the first memory-mode run with the draw measured). A drawn decision that did worse than its
+    group's mean is not pushed down: the model did not choose it."""
+    import torch
+
+    d = ref - logp
+    kl = torch.exp(d) - d - 1
+    loss = -(max(advantage, 0.0) * logp - kl_coef * kl).mean()
+    return loss, {"kl": float(kl.detach().mean())}
 
 
 class GRPOTrainer:
@@ -332,8 +367,12 @@ class GRPOTrainer:
                         r = rollouts[i]
                         logp = sequence_logprobs(self.model, r.prompt_ids, r.completion_ids,
                                                  frozen[i] if frozen else None)
-                        old = torch.tensor(r.sampler_logprobs, dtype=logp.dtype)
-                        loss, s = grpo_token_loss(logp, old, ref[i], r.advantage, self.cfg.clip_eps, self.cfg.kl_coef)
+                        if r.imitate:
+                            loss, s = imitation_token_loss(logp, ref[i], r.advantage, self.cfg.kl_coef)
+                        else:
+                            old = torch.tensor(r.sampler_logprobs, dtype=logp.dtype)
+                            loss, s = grpo_token_loss(logp, old, ref[i], r.advantage, self.cfg.clip_eps,
+                                                      self.cfg.kl_coef)
                         (loss / len(batch)).backward()
                         stats.append(s | {"loss": float(loss.detach())})
                         tokens += len(r.prompt_ids) + len(r.completion_ids)

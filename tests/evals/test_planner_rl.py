@@ -122,6 +122,12 @@ def test_groups_become_advantages_and_zero_std_groups_are_dropped_and_counted() 
     assert [(r.call_id, round(r.advantage, 6)) for r in rollouts] == [("a1", 0.1), ("b1", 0.2)]
     assert counts == {"groups_dropped_zero_std": 1, "groups_shaping_only": 1, "calls_without_progress": 1}
     assert build_rollouts(failed, calls, tok, cfg) == ([], {"groups_dropped_zero_std": 1})  # shaping off: dropped
+    # explore_objective imitate: a drawn decision of a better episode is imitated, of a worse one left out
+    forced = calls | {c: calls[c].model_copy(update={"forced_skill": "goto"}) for c in ("a2", "b1")}
+    rollouts, counts = build_rollouts(episodes, forced, tok, cfg.model_copy(update={"explore_objective": "imitate"}))
+    assert [(r.call_id, r.imitate) for r in rollouts] == [("a1", False), ("a2", True)]
+    assert counts == {"groups_used": 1, "groups_dropped_zero_std": 1, "forced_calls_imitated": 1,
+                      "forced_calls_not_imitated": 1}
 
 
 @pytest.mark.parametrize("pair", [("rl.yaml", "rl-filtered-sft.yaml"), ("rl-seed2.yaml", "rl-seed2-filtered-sft.yaml")])
@@ -403,3 +409,9 @@ def test_the_memory_explore_recipe_changes_only_what_its_plan_says() -> None:
     differ = {k for k in a.keys() | b.keys() if a.get(k) != b.get(k)}
     assert differ - {"name", "port", "eval_every", "eval_start"} == {"groups", "explore_skills"}
     assert (other.iterations, other.explore_skills, other.groups) == (4, 0.25, 2)
+    # the third run (memory-doorkey-imitate-2026-12-07/): the second with drawn decisions imitated
+    third = load_yaml(REPO / "evals" / "planner-training" / "rl-memory-doorkey-imitate.yaml", RLConfig)
+    c = third.dumped()
+    assert {k for k in b.keys() | c.keys() if b.get(k) != c.get(k)} == {"name", "port", "explore_objective"}
+    assert third.explore_objective == "imitate" and third.iterations == other.iterations
+    assert "explore_objective" not in b  # at its default the recorded config is what it was

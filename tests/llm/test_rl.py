@@ -17,6 +17,7 @@ from polar.llm.rl import (
     check_tokenizer,
     group_advantages,
     grpo_token_loss,
+    imitation_token_loss,
     rollout_from_call,
     sequence_logprobs,
 )
@@ -68,6 +69,19 @@ def test_k3_kl_is_zero_at_the_reference_and_positive_away_from_it() -> None:
     assert math.isclose(s["kl"], float((torch.exp(d) - d - 1).mean()), rel_tol=1e-6) and s["kl"] > 0
 
 
+def test_self_imitation_weights_the_log_likelihood_by_the_positive_advantage_alone() -> None:
+    import torch
+
+    logp = torch.tensor([-7.0, -0.5], requires_grad=True)
+    loss, s = imitation_token_loss(logp, logp.detach(), 2.0, 0.04)
+    loss.backward()
+    assert s["kl"] == 0.0 and torch.allclose(logp.grad, torch.full((2,), -1.0))  # -A / n: no ratio, no clip
+    logp = torch.tensor([-7.0, -0.5], requires_grad=True)
+    loss, _ = imitation_token_loss(logp, logp.detach() - 0.3, -1.0, 0.04)  # worse than the group: only the KL
+    loss.backward()
+    assert float(loss.detach()) > 0 and bool((logp.grad > 0).all())  # pulled back towards the reference
+
+
 @pytest.fixture(scope="module")
 def tiny_llama(tmp_path_factory) -> Path:
     """A 2-layer Llama with random weights and a 64-token vocabulary (no tokenizer needed:
@@ -117,6 +131,28 @@ def test_a_step_raises_the_positive_sequence_and_lowers_the_negative_one(tiny_ll
                             after_up, rel_tol=1e-5)
     assert again.update([_on_policy(again, up.prompt_ids, up.completion_ids, 1.0)])["kl"] > 0
     assert again.optimizer.state_dict()["state"]  # Adam's moments came back
+
+
+def test_a_drawn_decision_imitated_rises_past_the_clip_that_holds_a_sampled_one(tiny_llama: Path) -> None:
+    """Within one iteration the clipped ratio stops a token's rise once it passes 1 + clip_eps (Adam's
+    momentum and the shared LoRA carry it somewhat further); self-imitation is not held there (why a
+    drawn `explore` the model gives e^-7 needs it)."""
+    import torch
+
+    cfg = GRPOConfig(learning_rate=2e-3, kl_coef=0.0, epochs=40, minibatch=1, lora_layers=1, lora_r=4, lora_alpha=8,
+                     threads=1)
+    rises = {}
+    for imitate in (False, True):
+        trainer = GRPOTrainer(tiny_llama, cfg)
+        r = _on_policy(trainer, [1, 2, 3, 4], [30, 31], 1.0)
+        if imitate:
+            r = r.model_copy(update={"sampler_logprobs": [], "imitate": True})
+        before = torch.tensor(_on_policy(trainer, [1, 2, 3, 4], [30, 31], 1.0).sampler_logprobs)
+        trainer.update([r])
+        with torch.no_grad():
+            rises[imitate] = float((sequence_logprobs(trainer.model, r.prompt_ids, r.completion_ids) - before).max())
+    assert rises[False] > math.log(1 + cfg.clip_eps)  # it rose to the clip (and past it, as said)
+    assert rises[True] > 1.5 * rises[False]
 
 
 def test_lora_sits_on_the_top_layers_only(tiny_llama: Path) -> None:
@@ -191,6 +227,27 @@ def test_a_call_becomes_the_exact_sampled_tokens(smollm_tok) -> None:
     assert r.sampler_logprobs == [-0.1] * len(call.token_ids) and r.advantage == 0.5
     # ids re-tokenised from the text are not the sampled ones: not scored (the caller counts it)
     assert rollout_from_call(smollm_tok, call.model_copy(update={"token_ids_source": "server-tokenizer"}), 1.0) is None
+
+
+def test_a_drawn_call_is_imitated_as_the_tokenizer_writes_it(smollm_tok) -> None:
+    """The grammar forced a drawn skill's name one prefix at a time (`e`+`x`+`pl`+`ore`): imitated,
+    the trainer scores the reply as the tokenizer splits it, then the end-of-turn token."""
+    head, tail = '{"decision": {"kind": "skill", "skill": "', '", "args": {}}}'
+    reply = head + "explore" + tail
+    odd = [i for piece in (head, "e", "x", "pl", "ore", tail) for i in smollm_tok(piece, add_special_tokens=False)["input_ids"]]
+    ids = [*odd, smollm_tok.eos_token_id]
+    assert smollm_tok.decode(odd) == reply and odd != smollm_tok(reply, add_special_tokens=False)["input_ids"]
+    lp = {"content": [{"token": smollm_tok.decode([i]) if i != smollm_tok.eos_token_id else "", "logprob": -0.1}
+                      for i in ids]}
+    call = _call(smollm_tok, reply, token_ids=ids, completion_tokens=len(ids), logprobs=lp, forced_skill="explore")
+    r = rollout_from_call(smollm_tok, call, 1.0, imitate_forced=True)
+    assert r is not None and r.imitate and r.sampler_logprobs == []
+    assert r.completion_ids == [*smollm_tok(reply, add_special_tokens=False)["input_ids"], smollm_tok.eos_token_id]
+    # without the option, or for a call the model chose, the sampled ids as they are
+    assert rollout_from_call(smollm_tok, call, 1.0).completion_ids == ids
+    unforced = call.model_copy(update={"forced_skill": None})
+    r = rollout_from_call(smollm_tok, unforced, 1.0, imitate_forced=True)
+    assert not r.imitate and r.completion_ids == ids and len(r.sampler_logprobs) == len(ids)
 
 
 def test_llama_servers_end_of_turn_token_is_scored_but_not_part_of_the_reply(smollm_tok) -> None:
