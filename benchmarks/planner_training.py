@@ -172,6 +172,18 @@ def dagger_kept(rows: list[dict], rounds: list[dict]) -> int:
     return kept
 
 
+def teacher_planner(suite_path: Path) -> str:
+    """The planner profile of the teacher suite's agent (crafter-memory for evals/crafter_teacher.yaml):
+    what the shipped model's description says it learnt from."""
+    from polar.config import load_yaml
+    from polar.evals.suite import Suite
+
+    planners = {getattr(a, "planner", None) for a in load_yaml(suite_path, Suite).agents} - {None}
+    if len(planners) != 1:
+        raise SystemExit(f"{suite_path}: a teacher suite has one planner agent, not {sorted(planners) or 'none'}")
+    return planners.pop()
+
+
 def ship_sft(ledger: dict, name: str, out: Path, seed: int, teacher_planner: str) -> None:
     """`--rounds 0`: ship the SFT model itself (no improvement round ran), charged the teacher's env steps."""
     from polar.llm.adapters import ship
@@ -300,7 +312,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main() -> None:
     args = parse_args()
-    memory = args.observation == "memory"
     stages = args.stages.split(",")
     out = args.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
@@ -445,7 +456,7 @@ def main() -> None:
         if (out / "dagger" / "results.json").exists():  # the finished DAgger rounds, while a later one runs
             shipping["ledger"]["dagger"] = json.loads((out / "dagger" / "results.json").read_text())["ledger"]
         ship_last_round(shipping, args.ship_as, out, args.seed,
-                        teacher_planner=MEMORY["teacher"] if memory else "symbolic",
+                        teacher_planner=teacher_planner(args.teacher_suite),
                         dagger_rounds=args.ship_dagger_rounds, sft_only=args.rounds == 0)
     if len(args.stages.split(",")) > 1:  # the loop's own process (not the eval-base one beside it)
         results["ledger"]["loop"] = {"wall_s": round(time.perf_counter() - t_start, 1), "stages": args.stages}

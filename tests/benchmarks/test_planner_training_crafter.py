@@ -45,3 +45,16 @@ def test_the_loop_builds_a_crafter_dataset_from_outcomes(tmp_path):
     assert sum(data["counts"].values()) >= 8
     example = json.loads((tmp_path / "run" / "dataset" / "train.jsonl").read_text().splitlines()[0])
     assert example["messages"][-1]["content"].startswith("Task: unlock as many of Crafter's 22 achievements")
+
+
+def test_a_shipped_model_names_the_teacher_suite_s_planner():
+    """The shipped model's description names the planner its data came from: the teacher suite's own
+    (Crafter's crafter-memory, not the MiniGrid memory teacher)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("planner_training", LOOP)
+    loop = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(loop)
+    assert loop.teacher_planner(ROOT / "evals" / "crafter_teacher.yaml") == "crafter-memory"
+    assert loop.teacher_planner(ROOT / "evals" / "planner_teacher_memory.yaml") == "symbolic-memory"
+    assert loop.teacher_planner(ROOT / "evals" / "planner_teacher.yaml") == "symbolic"
