@@ -12,6 +12,7 @@ import hashlib
 import random
 from typing import Any
 
+from polar.agent.noop import idle_skills
 from polar.episode import LLMCallRecord
 from polar.errors import NoSkillsError, PlannerError
 from polar.llm.budget import Budget, Usage
@@ -192,9 +193,16 @@ class LLMPlanner:
         counter = self.client.count_tokens if self.client.tokenizer is not None else None
         fit = fit_prompt(lambda k: self.messages(context, k), len(context.history), p.history_window,
                          counter, p.context_tokens, p.max_tokens, self.template_name)
-        forced = forced_skill(context, p.explore_skills, p.observation)
-        extra = {"forced_skill": forced.name} if forced is not None else {}
-        fmt = self.response_format(context if forced is None else context.model_copy(update={"skills": [forced]}))
+        offered, extra = context, {}
+        if p.noop_exclude and (idle := idle_skills(context.history)):
+            kept = [s for s in context.skills if s.name not in idle]
+            if kept and len(kept) < len(context.skills):
+                offered = context.model_copy(update={"skills": kept})
+                extra["excluded_skills"] = sorted(idle)
+        forced = forced_skill(offered, p.explore_skills, p.observation)
+        if forced is not None:
+            extra["forced_skill"] = forced.name
+        fmt = self.response_format(offered if forced is None else offered.model_copy(update={"skills": [forced]}))
         messages = fit.messages
         errors: list[str] = []
         for _ in range(1 + self.profile.repair_rounds):

@@ -68,6 +68,11 @@ class LLMProfile(LLMSettings, _Named):
         default=False, description="Tell the planner when a skill call succeeded after 0 env steps with no "
                                    "fact changed (a no-op), and count identical no-ops in a row as repeated "
                                    "failures (the agent loop, polar.agent.noop).")
+    noop_exclude: bool = Field(
+        default=False, description="With noop_guard: a skill whose call did nothing is left out of the reply's "
+                                   "schema until a fact changes (the history's trailing no-ops were called "
+                                   "from the state the planner is in now; polar.agent.noop.idle_skills). The "
+                                   "prompt is unchanged; when every skill would be left out, none is.")
     explore_skills: float = Field(
         default=0.0, ge=0, le=1, description="Sampling for RL (`polar llm rl`'s `explore_skills`): the chance "
         "that a decision's skill is drawn uniformly from the skills on offer whose preconditions hold, the reply's "
@@ -78,6 +83,12 @@ class LLMProfile(LLMSettings, _Named):
     interrupt: list[str] = Field(
         default_factory=list, description="Atoms that stop a running skill call as soon as one becomes true "
                                           "(a threat in view, a vital low), so the planner decides again.")
+
+    @model_validator(mode="after")
+    def _exclude_needs_the_guard(self) -> LLMProfile:
+        if self.noop_exclude and not self.noop_guard:
+            raise ValueError("noop_exclude: true needs noop_guard: true (the guard marks the no-ops it leaves out)")
+        return self
 
     @field_validator("interrupt")
     @classmethod

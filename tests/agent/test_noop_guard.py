@@ -98,3 +98,22 @@ def test_identical_no_ops_count_as_repeated_failures() -> None:
         **load_planner_profile("crafter-memory").options, "noop_guard": True}}))  # type: ignore[union-attr]
     assert planner.noop_guard and not SymbolicPlanner(load_planner_profile("crafter-memory")).noop_guard
     assert planner._stuck(mark_noops([ok] * 3)) is not None and planner._stuck([ok] * 3) is None
+
+
+def test_noop_exclude_takes_the_idle_skill_out_of_the_next_schema(tmp_path: Path) -> None:
+    """On the real world: after shelter() did nothing, the next requests' schemas offer every other
+    skill but not shelter (the prompt still lists it), and the record names what was left out."""
+    import json
+
+    with ScriptedLLMServer(default=Reply.decision(SHELTER)) as server:
+        profile = write_profile(tmp_path, server, observation="memory", history_window=4, cache_dir=None,
+                                structured_output="json_object_schema", noop_guard=True, noop_exclude=True,
+                                templates={"system": "student_system", "user": "student_skill"})
+        planner = load_planner(profile)
+        with make_harness("crafter:", odometry=True) as h:
+            Agent(planner, SkillLibrary(REPO / "skills_crafter_memory"),
+                  AgentSettings(max_decisions=3, skills_shown=40)).run(MISSION, h, seed=7)
+        schemas = [json.dumps(q.body["response_format"]) for q in server.requests]
+    assert ['"shelter"' in s for s in schemas] == [True, False, False]
+    assert all('"chop_wood"' in s for s in schemas) and "shelter" in server.requests[-1].messages[-1]["content"]
+    assert [getattr(c, "excluded_skills", None) for c in planner.last_calls] == [["shelter"]]

@@ -247,3 +247,35 @@ def test_explore_skills_forces_an_applicable_skill_into_the_schema(server, conte
     assert off.decide(ctx).skill == "pickup" and getattr(off.last_calls[0], "forced_skill", None) is None
     assert all(f'"{s.name}"' in json.dumps(server.requests[1].body["response_format"]) for s in skills)
     assert [getattr(r, "forced_skill", None) for r in read_records(tmp_path / "calls.jsonl")] == [forced.name]
+
+
+def test_noop_exclude_leaves_the_skills_that_just_did_nothing_out_of_the_schema(server, context, tmp_path):
+    """`noop_exclude` (with the no-op guard): the skills of the history's trailing no-ops were called
+    from this very state and did nothing, so the reply's schema leaves them out until a fact changes;
+    the prompt is unchanged, the record names them, and a skill left as the only one is kept."""
+    from polar.agent.noop import idle_skills
+    from polar.planners.base import HistoryItem, SkillInfo
+
+    skills = [SkillInfo(name=n, kind="primitive", description=n) for n in ("drink_up", "explore", "chop_wood")]
+
+    def item(decision: str, reason: str) -> HistoryItem:
+        return HistoryItem(decision=decision, success=True, steps=0, reward=0.0, reason=reason)
+
+    history = [item("drink_up()", "no-op: ok"), item("chop_wood()", "ok"),
+               item("explore(thing=iron)", "no-op: ok"), item("drink_up()", "no-op: ok")]
+    assert idle_skills(history) == {"drink_up", "explore"}
+    assert idle_skills(history[:2]) == set()  # the last decision changed something: nothing is idle
+    ctx = context.model_copy(update={"skills": skills, "history": history})
+    server.push(Reply.decision({"kind": "skill", "skill": "chop_wood", "args": {}}),
+                Reply.decision({"kind": "skill", "skill": "drink_up", "args": {}}))
+    on = load_planner(write_profile(tmp_path, server, structured_output="json_schema", noop_guard=True,
+                                    noop_exclude=True))
+    assert on.decide(ctx).skill == "chop_wood" and on.last_calls[0].excluded_skills == ["drink_up", "explore"]
+    offered = json.dumps(server.requests[0].body["response_format"])
+    assert '"chop_wood"' in offered and '"drink_up"' not in offered and '"explore"' not in offered
+    assert "drink_up" in server.requests[0].messages[1]["content"]  # the prompt still lists it
+    (tmp_path / "off").mkdir()
+    off = load_planner(write_profile(tmp_path / "off", server, structured_output="json_schema", noop_guard=True))
+    assert off.decide(ctx).skill == "drink_up"  # without the option the schema offers every skill
+    with pytest.raises(ConfigError, match="noop_exclude.*noop_guard"):
+        load_planner_profile(write_profile(tmp_path / "off", server, noop_exclude=True))
