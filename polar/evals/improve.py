@@ -49,6 +49,9 @@ class ImproveConfig(StrictModel):
         "skills the memory library).")
     skills: str | None = Field(default=None, description="Skill library folder of the sampled and evaluated "
                                "episodes (e.g. skills_memory); None: the default library.")
+    skills_shown: int | None = Field(default=None, ge=1, description=(
+        "Skills the student's prompts list (the suite agent's `skills_shown`, e.g. 40 for all of Crafter's): "
+        "as the model was trained and is evaluated; None: the agent's default."))
     tasks: list[SuiteHarness] = Field(min_length=1, description="Training tasks (sampled each round).")
     eval_tasks: list[SuiteHarness] = Field(default_factory=list, description="Held-out evaluation: tasks, paraphrases, unseen harnesses; none: the rounds' models are not evaluated here (e.g. a suite evaluates them).")
     rounds: int = Field(default=2, ge=0, le=99)
@@ -116,7 +119,8 @@ def student_suite(cfg: ImproveConfig, label: str, overrides: dict[str, Any], har
     `record_context` keeps each decision's planner context (DAgger's teacher decides from it)."""
     agent = {"name": "student", "kind": "planner", "planner": cfg.profile, "overrides": overrides,
              "budget": {"decisions": cfg.max_decisions}} | ({"skills": cfg.skills} if cfg.skills else {}) | (
-        {"record_context": True} if record_context else {})
+        {"record_context": True} if record_context else {}) | (
+        {"skills_shown": cfg.skills_shown} if cfg.skills_shown else {})
     return {"name": label, "agents": [agent], "harnesses": [h.model_dump(mode="json") for h in harnesses],
             "seeds": seeds, "episodes": episodes, "eval_seed": eval_seed, "workers": 0}
 
@@ -226,7 +230,7 @@ def improve(cfg: ImproveConfig, out_dir: str | Path, *, evaluate_start: bool = T
 
 
 # fields added after the first runs: a round's key has them only when they are set
-ADDED_FIELDS = ("skills", "engine", "parallel", "targets", "teacher", "aggregate", "teacher_per_task")
+ADDED_FIELDS = ("skills", "engine", "parallel", "targets", "teacher", "aggregate", "teacher_per_task", "skills_shown")
 ROW_FILE = "row.json"  # a finished round's ledger row and evaluation rows: a re-run takes it as is
 
 

@@ -78,3 +78,14 @@ def test_held_out_phrasings_are_in_no_training_source() -> None:
     assert sampled <= training  # the rounds sample wordings the dataset already holds
     assert not held_out & (training | sampled)
     assert all(parse_mission(t) is None for t in held_out)
+
+
+def test_skills_shown_reaches_the_student_and_leaves_old_round_keys_alone() -> None:
+    from polar.evals.improve import _key, student_suite
+
+    cfg = _cfg()
+    assert "skills_shown" not in student_suite(cfg, "s", {}, cfg.tasks, [0], 1, 0)["agents"][0]
+    shown = cfg.model_copy(update={"skills_shown": 40})
+    assert student_suite(shown, "s", {}, shown.tasks, [0], 1, 0)["agents"][0]["skills_shown"] == 40
+    assert _key(shown, 1, "m") != _key(cfg, 1, "m")
+    assert "skills_shown" not in cfg.model_dump(mode="json", exclude=cfg.at_default("skills_shown"))

@@ -155,3 +155,14 @@ def test_the_next_runs_dagger_config_names_the_short_student_and_the_teacher():
     assert cfg.model == load_planner_profile(SHORT, {"server": None}).model.split("/")[-1]  # type: ignore[union-attr]
     assert [t.id for t in cfg.tasks] == ["crafter:"] and cfg.tasks[0].kwargs == {"odometry": True}
     assert cfg.skills == "skills_crafter_memory" and cfg.max_decisions == 150
+    # the student plays with every skill listed, as it was trained and is evaluated: with the agent's
+    # default (12 shown), the first DAgger run's student saw no `explore`, and its teacher, given the
+    # same 12, gave up in 531 of 847 states
+    import yaml
+
+    from polar.evals.improve import student_suite
+
+    arm = next(a for a in yaml.safe_load((REPO / "evals" / "crafter_memory.yaml").read_text())["agents"]
+               if a["name"] == "polar-planner-crafter-short")
+    agent = student_suite(cfg, "s", {}, cfg.tasks, [0], 1, 0)["agents"][0]
+    assert agent["skills_shown"] == arm["skills_shown"] == 40
