@@ -150,7 +150,7 @@ def test_the_predicates_run_is_unchanged() -> None:
     # a round's resume key does not see the new fields (skills, the serving engine, DAgger's) while they are unset
     from polar.evals.improve import _key
     dumped = cfg.model_dump(mode="json", exclude={"skills", "engine", "parallel", "targets", "teacher", "aggregate",
-                                                  "teacher_per_task"})
+                                                  "teacher_per_task", "skills_shown"})
     import hashlib
     blob = json.dumps({"config": dumped, "round": 1, "model": "m"}, sort_keys=True)
     assert _key(cfg, 1, "m") == hashlib.sha256(blob.encode()).hexdigest()[:16]
