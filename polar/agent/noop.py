@@ -26,17 +26,5 @@ def mark_noops(history: list[HistoryItem]) -> list[HistoryItem]:
     return [h.model_copy(update={"reason": f"{NOOP}: {h.reason}"}) for h in history]
 
 
-def idle_skills(history: list[HistoryItem]) -> set[str]:
-    """The skills of the history's trailing no-ops (`mark_noops`). A no-op takes no env step and
-    changes no fact, so each of them was called from the state the planner is in now, and would
-    do nothing again (a profile's `noop_exclude` leaves them out of the reply's schema)."""
-    idle: set[str] = set()
-    for h in reversed(history):
-        if not h.reason.startswith(NOOP):
-            break
-        idle.add(h.decision.split("(", 1)[0].strip())
-    return idle
-
-
 def noop_feedback(what: str) -> str:
     return f"{what} did nothing: it succeeded after 0 env steps and no fact changed."

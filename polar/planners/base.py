@@ -6,6 +6,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from polar.episode import NOOP
 from polar.harnesses.base import HarnessSpec, SymbolicState
 from polar.planners.decisions import Decision
 
@@ -40,6 +41,19 @@ class HistoryItem(BaseModel):
     steps: int
     reward: float
     reason: str  # the outcome's cause, e.g. "termination holds", "step budget (100) exhausted"
+
+
+def idle_skills(history: list[HistoryItem]) -> set[str]:
+    """The skills of the history's trailing no-ops (marked by the agent loop's no-op guard,
+    `polar.agent.noop`). A no-op takes no env step and changes no fact, so each of them was called
+    from the state the planner is in now, and would do nothing again (a profile's `noop_exclude`
+    leaves them out of the reply's schema)."""
+    idle: set[str] = set()
+    for h in reversed(history):
+        if not h.reason.startswith(NOOP):
+            break
+        idle.add(h.decision.split("(", 1)[0].strip())
+    return idle
 
 
 class PlannerContext(BaseModel):

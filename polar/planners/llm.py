@@ -12,14 +12,13 @@ import hashlib
 import random
 from typing import Any
 
-from polar.agent.noop import idle_skills
 from polar.episode import LLMCallRecord
 from polar.errors import NoSkillsError, PlannerError
 from polar.llm.budget import Budget, Usage
 from polar.llm.cache import ReplayCache
 from polar.llm.client import LLMClient
 from polar.llm.record import CallRecorder
-from polar.planners.base import PlannerContext, SkillInfo
+from polar.planners.base import PlannerContext, SkillInfo, idle_skills
 from polar.planners.decisions import Decision, Plan, PolicyCode, SkillCall
 from polar.planners.fit import apply_observation_mode, fit_prompt
 from polar.planners.parse import ReplyParseError, parse_decision

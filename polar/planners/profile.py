@@ -71,7 +71,7 @@ class LLMProfile(LLMSettings, _Named):
     noop_exclude: bool = Field(
         default=False, description="With noop_guard: a skill whose call did nothing is left out of the reply's "
                                    "schema until a fact changes (the history's trailing no-ops were called "
-                                   "from the state the planner is in now; polar.agent.noop.idle_skills). The "
+                                   "from the state the planner is in now; polar.planners.base.idle_skills). The "
                                    "prompt is unchanged; when every skill would be left out, none is.")
     explore_skills: float = Field(
         default=0.0, ge=0, le=1, description="Sampling for RL (`polar llm rl`'s `explore_skills`): the chance "

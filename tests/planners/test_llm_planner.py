@@ -253,8 +253,7 @@ def test_noop_exclude_leaves_the_skills_that_just_did_nothing_out_of_the_schema(
     """`noop_exclude` (with the no-op guard): the skills of the history's trailing no-ops were called
     from this very state and did nothing, so the reply's schema leaves them out until a fact changes;
     the prompt is unchanged, the record names them, and a skill left as the only one is kept."""
-    from polar.agent.noop import idle_skills
-    from polar.planners.base import HistoryItem, SkillInfo
+    from polar.planners.base import HistoryItem, SkillInfo, idle_skills
 
     skills = [SkillInfo(name=n, kind="primitive", description=n) for n in ("drink_up", "explore", "chop_wood")]
 
