@@ -118,7 +118,11 @@ def _merge_and_convert(entry: ModelEntry, gguf: Path) -> Path:
 
 def adapter_chain(ref: str) -> tuple[str, list[Path], list[dict[str, Any]]]:
     """(the base model, the adapter folders from the first fine-tune to `ref`, their
-    provenances) for a registered model trained with LoRA, following each one's `base`."""
+    provenances) for a registered model trained with LoRA, following each one's `base`, and on
+    into a shipped model's own adapters when a fine-tune started from one (a DAgger round on the
+    shipped SFT model): else the shipped copy would name itself as its base. Such a fine-tune
+    trained on the shipped model's GGUF de-quantised, so the chain merged again differs from it
+    by that GGUF's rounding (q8_0); evaluate the shipped copy, as users get it."""
     adapters: list[Path] = []
     provenances: list[dict[str, Any]] = []
     entry = resolve_model(ref)
@@ -131,6 +135,12 @@ def adapter_chain(ref: str) -> tuple[str, list[Path], list[dict[str, Any]]]:
         provenances.insert(0, entry.provenance)
         # the exact version trained on (older runs kept only the name they were given)
         entry = resolve_model(str(entry.provenance.get("base_ref") or entry.provenance["base"]))
+    if entry.source.startswith("shipped:") and adapters:  # fine-tuned on a shipped model: its chain first
+        folder = Path(entry.source.removeprefix("shipped:"))
+        shipped = read_shipped(folder)
+        adapters[:0] = [folder / a for a in shipped.adapters]
+        provenances[:0] = shipped.provenance.get("chain", [])
+        return shipped.base, adapters, provenances
     if not adapters:
         raise ConfigError(f"model {ref!r}: not a fine-tuned model in the registry")
     return str(provenances[0]["base"]), adapters, provenances

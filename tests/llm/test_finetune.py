@@ -173,6 +173,19 @@ def test_a_lora_fine_tune_ships_as_its_adapter_and_merges_back_to_the_same_model
     ship("toy-lora@2", tmp_path / "planners" / "models" / "toy-charged", env_steps=1234, env_steps_source="t")
     assert list(model_charges("toy-charged").values()) == [1234]
 
+    # a fine-tune on the shipped model (a DAgger round on the shipped SFT model), shipped under the
+    # same name: the folder holds the shipped chain and the new adapter, based on the built-in base
+    # (before, it named itself as its base); f32 GGUFs, so the merged chain is the trained model
+    dagger = finetune(FinetuneConfig(base="toy-shipped", name="toy-dagger", lora_r=4,
+                                     work_dir=str(tmp_path / "w4"), **common), progress=False)
+    ship(dagger.ref, folder)
+    meta = json.loads((folder / "model.json").read_text())
+    assert meta["base"] == str(tiny_base) and meta["adapters"] == ["adapter-1", "adapter-2", "adapter-3"]
+    assert len(meta["provenance"]["chain"]) == 3 and meta["provenance"]["chain"][-1]["base"] == "toy-shipped"
+    merged = weights_path(resolve_model("toy-shipped"))
+    want, got = _gguf_tensors(dagger.path), _gguf_tensors(merged)
+    assert sorted(got) == sorted(want) and all(got[k] == want[k] for k in want)
+
     # a full fine-tune has no adapter: it cannot be shipped, and the error says why
     full = finetune(FinetuneConfig(base=str(tiny_base), name="toy-full", method="full", engine="transformers",
                                    work_dir=str(tmp_path / "w3"), **common), progress=False)
