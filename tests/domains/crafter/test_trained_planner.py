@@ -145,7 +145,7 @@ def test_the_short_prompt_holds_every_fact_in_fewer_tokens(teacher):
 
 
 def test_the_next_runs_dagger_config_names_the_short_student_and_the_teacher():
-    """docs/crafter.md 6e step 5 (not run): the config validates, its profile is the short student
+    """docs/crafter.md 6e step 5 (run in 6h): the config validates, its profile is the short student
     and its teacher the planner that made the dataset, on the memory skills' harness."""
     from polar.config import load_yaml
     from polar.evals.improve import ImproveConfig
