@@ -34,7 +34,7 @@ from polar.domains.crafter.harness import _seeded_env_class
 from polar.domains.crafter.staging import STAGE_TRIES, stage, world_cells
 from polar.errors import ConfigError
 
-__all__ = ["DEFAULT_TARGETS", "MAX_DISTANCE", "CollectEnv", "stage", "world_cells"]
+__all__ = ["DEFAULT_TARGETS", "MAX_DISTANCE", "CollectEnv", "reset_player", "stage", "world_cells"]
 
 MAX_DISTANCE = 12  # the view's farthest cell is 4 + 3 = 7 away: "none in view" is farther
 # The skill acts with Crafter's first six actions (noop, the four moves, do): collecting needs no
@@ -54,6 +54,16 @@ def _unrendered_env_class() -> type:
             return None
 
     return Unrendered
+
+
+def reset_player(player: Any) -> None:
+    """A fresh inventory and full vitals between episodes in the same world."""
+    import crafter
+
+    for name, info in crafter.constants.items.items():
+        player.inventory[name] = info["initial"]
+    player.sleeping = False
+    player._hunger = player._thirst = player._fatigue = player._recover = 0
 
 
 class CollectEnv(gym.Env):
@@ -93,7 +103,7 @@ class CollectEnv(gym.Env):
         for attempt in range(STAGE_TRIES):
             if self._worlds_left <= 0 or self.env._player is None or self.env._player.health <= 0:
                 self._new_world(int(rng.integers(2**30)))
-            self._reset_player()
+            reset_player(self.env._player)
             self.target = str(options["target"]) if options and "target" in options else \
                 self.targets[int(rng.integers(len(self.targets)))]
             if stage(self.env, self.target, rng, self.p_visible, self.far):
@@ -108,16 +118,6 @@ class CollectEnv(gym.Env):
         self._distance = self._nearest(obs["grid"])
         self._before = self._count()
         return obs, {"target": self.target}
-
-    def _reset_player(self) -> None:
-        """A fresh inventory and full vitals between episodes in the same world."""
-        import crafter
-
-        p = self.env._player
-        for name, info in crafter.constants.items.items():
-            p.inventory[name] = info["initial"]
-        p.sleeping = False
-        p._hunger = p._thirst = p._fatigue = p._recover = 0
 
     def _observe(self) -> dict[str, np.ndarray]:
         p = self.env._player

@@ -90,16 +90,19 @@ class CrafterHarness(Harness):
         import crafter
 
         from polar.domains.crafter.collect import TARGETS
+        from polar.domains.crafter.fight import FOES
 
         if env_id not in ENV_IDS:
             raise HarnessError(f"unknown Crafter world 'crafter:{env_id}': use crafter: (or crafter:Crafter)")
         if type(length) is not int or length < 1:
             raise HarnessError(f"crafter:{env_id}: length must be an integer >= 1, got {length!r}")
-        if start is not None and start not in TARGETS:
-            raise HarnessError(f"crafter:{env_id}: start must be one of {', '.join(TARGETS)} or unset, got {start!r}")
+        if start is not None and start not in (*TARGETS, *FOES):
+            raise HarnessError(f"crafter:{env_id}: start must be one of {', '.join((*TARGETS, *FOES))} or unset, "
+                               f"got {start!r}")
         self.env = _seeded_env_class()(length=length, reward=reward, seed=0)
         # A collect skill's start (polar.domains.crafter.staging.stage): measuring a skill
-        # from the states it is meant for, e.g. `collect_stone` next to stone, holding a pickaxe.
+        # from the states it is meant for, e.g. `collect_stone` next to stone, holding a pickaxe;
+        # a fight's (staging.stage_foe): a zombie or skeleton 2-4 cells away, a sword drawn.
         self.start = start
         self.pixels_only = pixels_only
         if odometry and pixels_only:
@@ -155,10 +158,12 @@ class CrafterHarness(Harness):
         self._last = None  # a new episode: nothing was gained by a step
         self.steps = 0
         if self.start is not None:
-            from polar.domains.crafter.staging import stage
+            from polar.domains.crafter.fight import FOES
+            from polar.domains.crafter.staging import stage, stage_foe
 
             rng = np.random.default_rng([self.env._seed, self.env._episode])
-            if not stage(self.env, self.start, rng):
+            staged = stage_foe(self.env, self.start, rng) if self.start in FOES else stage(self.env, self.start, rng)
+            if not staged:
                 raise HarnessError(f"{self.spec.id}: world of seed {self.env._seed} offers no start for {self.start!r}")
             frame = self.env.render()
         return self._observe(frame), {}

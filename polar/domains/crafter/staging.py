@@ -68,3 +68,46 @@ def stage(env: Any, target: str, rng: np.random.Generator, p_visible: float = 0.
                 world.move(player, pos)
             return True
     return False
+
+
+# A fight's start: where each foe walks (Crafter's Zombie and Skeleton `is_free` rules), the
+# swords the player may hold (none, wood, stone, iron) and how often, the health it starts with.
+FOE_GROUND = {"zombie": ("grass", "sand", "path"), "skeleton": ("path",)}
+SWORDS = (None, "wood_sword", "stone_sword", "iron_sword")
+SWORD_ODDS = (0.4, 0.3, 0.2, 0.1)
+FOE_DISTANCE = (2, 4)  # Manhattan distance of the staged foe, inside the 9x7 view
+
+
+def stage_foe(env: Any, foe: str, rng: np.random.Generator) -> Any:
+    """Move the player of a reset `env` (crafter.Env) to free ground of `foe`'s kind, put a new
+    foe 2-4 cells away in view, and draw a sword (`SWORD_ODDS`) and a health of 4-9. Returns the
+    new foe, or None when this world offers no such start (the caller draws again)."""
+    import crafter
+
+    world, player = env._world, env._player
+    ids = [i for i, n in world._mat_names.items() if n in FOE_GROUND[foe]]
+    free = np.isin(world._mat_map, ids) & (world._obj_map == 0)
+    free[tuple(player.pos)] = bool(np.isin(world._mat_map[tuple(player.pos)], ids))
+    cells = np.argwhere(free)
+    if not len(cells):
+        return None
+    (hx, hy), (lo, hi) = view.CENTRE, FOE_DISTANCE
+    offsets = [(dx, dy) for dx in range(-hx, hx + 1) for dy in range(-hy, hy + 1) if lo <= abs(dx) + abs(dy) <= hi]
+    w, h = world.area
+    for _ in range(STAGE_TRIES):
+        px, py = (int(v) for v in cells[rng.integers(len(cells))])
+        spots = [(px + dx, py + dy) for dx, dy in offsets
+                 if 0 <= px + dx < w and 0 <= py + dy < h and free[px + dx, py + dy]]
+        if not spots:
+            continue
+        if (px, py) != tuple(player.pos):
+            world.move(player, (px, py))
+        cls = crafter.objects.Zombie if foe == "zombie" else crafter.objects.Skeleton
+        staged = cls(world, np.array(spots[rng.integers(len(spots))]), player)
+        world.add(staged)
+        sword = SWORDS[rng.choice(len(SWORDS), p=SWORD_ODDS)]
+        for name in SWORDS[1:]:
+            player.inventory[name] = int(name == sword)
+        player.inventory["health"] = int(rng.integers(4, 10))
+        return staged
+    return None

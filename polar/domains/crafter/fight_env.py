@@ -1,0 +1,120 @@
+"""`FightEnv`: the Gymnasium env the `fight(foe)` skill is trained on.
+
+Actions: Crafter's first six (noop, move left/right/up/down, do), as `CollectEnv`'s. Use it as a
+harness through its entry point: `gym:polar.domains.crafter.fight_env:FightEnv`
+(skills/recipes/crafter_fight.yaml). Each episode is one skill call in a real Crafter world:
+
+- a world, drawn and reused as `CollectEnv` does (`episodes_per_world` starts per world);
+- a foe (`polar.domains.crafter.fight.FOES`) drawn uniformly, and a start (`staging.stage_foe`):
+  the player on the foe's ground (a zombie's grass, sand or path; a skeleton's tunnels), a new
+  foe 2-4 cells away in view, a sword drawn (none 40%, wood 30%, stone 20%, iron 10%) and a
+  health of 4-9. The foe staged for the previous episode is removed if it still stands.
+
+Staging reads the whole world, as a curriculum does; the policy reads the view only
+(`fight.hook_features`'s input). Reward: +1 when the achievement count `defeat_<foe>` rises,
+which ends the episode; -1 when the player dies (terminated); a potential-based shaping term
+`shaping * (d_before - d_after)` on the Manhattan distance to the nearest foe of that kind in
+view. The episode also ends, with nothing more, when no foe of that kind is in view (where the
+skill's call ends), and is truncated after `max_steps` (the skill's step budget).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from polar.domains.crafter import fight, view
+from polar.domains.crafter.collect_env import ACTIONS, MAX_DISTANCE, _unrendered_env_class, reset_player
+from polar.domains.crafter.staging import STAGE_TRIES, stage_foe
+from polar.errors import ConfigError
+
+
+class FightEnv(gym.Env):
+    """Goal-conditioned `fight(foe)` over Crafter worlds, for training the skill."""
+
+    metadata = {"render_modes": [], "observation_kinds": fight.OBSERVATION_KINDS}
+
+    def __init__(self, foes: list[str] | None = None, max_steps: int = 60, shaping: float = 0.05,
+                 episodes_per_world: int = 32) -> None:
+        names = list(foes or fight.FOES)
+        unknown = [n for n in names if n not in fight.FOES]
+        if unknown:
+            raise ConfigError(f"FightEnv: unknown foes {unknown}; known: {', '.join(fight.FOES)}")
+        if max_steps < 1 or episodes_per_world < 1:
+            raise ConfigError(f"FightEnv: need max_steps >= 1 and episodes_per_world >= 1 "
+                              f"(got {max_steps}, {episodes_per_world})")
+        self.foes, self.max_steps, self.shaping = names, int(max_steps), float(shaping)
+        self.episodes_per_world = int(episodes_per_world)
+        self.observation_space = fight.observation_space()
+        self.action_space = gym.spaces.Discrete(ACTIONS)
+        self.env = _unrendered_env_class()(length=None, reward=False, seed=0)
+        self._worlds_left = 0
+        self.foe = names[0]
+        self._staged: Any = None
+        self._steps = 0
+        self._distance = MAX_DISTANCE
+        self._defeated = 0
+
+    def _new_world(self, seed: int) -> None:
+        self.env._seed, self.env._episode = int(seed), 0
+        self.env.reset()
+        self._worlds_left = self.episodes_per_world
+        self._staged = None
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        super().reset(seed=seed)
+        rng = self.np_random
+        if seed is not None:
+            self._new_world(seed)
+        if self._staged is not None and self._staged.health > 0 and self._staged in self.env._world.objects:
+            self.env._world.remove(self._staged)
+        for attempt in range(STAGE_TRIES):
+            if self._worlds_left <= 0 or self.env._player is None or self.env._player.health <= 0:
+                self._new_world(int(rng.integers(2**30)))
+            reset_player(self.env._player)
+            self.foe = str(options["foe"]) if options and "foe" in options else \
+                self.foes[int(rng.integers(len(self.foes)))]
+            self._staged = stage_foe(self.env, self.foe, rng)
+            if self._staged is not None:
+                self._worlds_left -= 1
+                break
+            if attempt % 5 == 4:
+                self._worlds_left = 0  # this world offers few starts: draw another
+        else:
+            raise RuntimeError(f"FightEnv: no start for {self.foe!r} in {STAGE_TRIES} tries")
+        self._steps = 0
+        self._defeated = self._count()
+        obs = self._observe()
+        self._distance = self._nearest(obs["grid"])
+        return obs, {"foe": self.foe}
+
+    def _count(self) -> int:
+        return int(self.env._player.achievements[f"defeat_{self.foe}"])
+
+    def _observe(self) -> dict[str, np.ndarray]:
+        p = self.env._player
+        sem = view.local_view(self.env._world, (int(p.pos[0]), int(p.pos[1])))
+        return fight.features(sem, view.facing_index(p.facing), self.foe, int(p.inventory["health"]),
+                              fight.damage(dict(p.inventory)))
+
+    def _nearest(self, grid: np.ndarray) -> int:
+        cells = fight.in_view(grid, self.foe)
+        if not len(cells):
+            return MAX_DISTANCE
+        return int(np.abs(cells - np.array(view.CENTRE)).sum(axis=1).min())
+
+    def step(self, action: Any):
+        self.env.step(int(action))
+        self._steps += 1
+        obs = self._observe()
+        dead = self.env._player.health <= 0
+        won = self._count() > self._defeated
+        distance = self._nearest(obs["grid"])
+        reward = (1.0 if won else 0.0) - (1.0 if dead else 0.0) + self.shaping * (self._distance - distance)
+        self._distance = distance
+        # the skill's call ends when no foe of its kind is in view: so does the episode
+        terminated = won or dead or distance == MAX_DISTANCE
+        truncated = not terminated and self._steps >= self.max_steps
+        return obs, float(reward), terminated, truncated, {"success": bool(won), "died": bool(dead)}
