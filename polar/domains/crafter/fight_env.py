@@ -12,9 +12,10 @@ harness through its entry point: `gym:polar.domains.crafter.fight_env:FightEnv`
 
 Staging reads the whole world, as a curriculum does; the policy reads the view only
 (`fight.hook_features`'s input). Reward: +1 when the achievement count `defeat_<foe>` rises,
-which ends the episode; -1 when the player dies (terminated); a potential-based shaping term
+which ends the episode; -1 when the player dies (terminated); a shaping term
 `shaping * (d_before - d_after)` on the Manhattan distance to the nearest foe of that kind in
-view. The episode also ends, with nothing more, when no foe of that kind is in view (where the
+view (12 when none is), except on the winning step (the beaten foe vanishes from view then,
+which is no loss). The episode also ends when no foe of that kind is in view (where the
 skill's call ends), and is truncated after `max_steps` (the skill's step budget).
 """
 
@@ -112,7 +113,9 @@ class FightEnv(gym.Env):
         dead = self.env._player.health <= 0
         won = self._count() > self._defeated
         distance = self._nearest(obs["grid"])
-        reward = (1.0 if won else 0.0) - (1.0 if dead else 0.0) + self.shaping * (self._distance - distance)
+        # a beaten foe leaves the view in the step it falls: the win is +1, not +1 less that jump
+        shaped = 0.0 if won else self.shaping * (self._distance - distance)
+        reward = (1.0 if won else 0.0) - (1.0 if dead else 0.0) + shaped
         self._distance = distance
         # the skill's call ends when no foe of its kind is in view: so does the episode
         terminated = won or dead or distance == MAX_DISTANCE
