@@ -27,7 +27,12 @@ import gymnasium as gym
 import numpy as np
 
 from polar.domains.crafter import fight, view
-from polar.domains.crafter.collect_env import ACTIONS, MAX_DISTANCE, _unrendered_env_class, reset_player
+from polar.domains.crafter.collect_env import (
+    ACTIONS,
+    MAX_DISTANCE,
+    _unrendered_env_class,
+    reset_player,
+)
 from polar.domains.crafter.staging import STAGE_TRIES, stage_foe
 from polar.errors import ConfigError
 
