@@ -15,7 +15,8 @@ Staging reads the whole world, as a curriculum does; the policy reads the view o
 which ends the episode; -1 when the player dies (terminated); a shaping term
 `shaping * (d_before - d_after)` on the Manhattan distance to the nearest foe of that kind in
 view (12 when none is), except on the winning step (the beaten foe vanishes from view then,
-which is no loss). The episode also ends when no foe of that kind is in view (where the
+which is no loss); `hit` times the share of the foe's health each hit takes (`hit` in all for a
+foe beaten; the first recipe's runs had none, `hit=0`). The episode also ends when no foe of that kind is in view (where the
 skill's call ends), and is truncated after `max_steps` (the skill's step budget).
 """
 
@@ -36,6 +37,8 @@ from polar.domains.crafter.collect_env import (
 from polar.domains.crafter.staging import STAGE_TRIES, stage_foe
 from polar.errors import ConfigError
 
+FOE_HEALTH = {"zombie": 5, "skeleton": 3}  # crafter.objects.Zombie / Skeleton at creation
+
 
 class FightEnv(gym.Env):
     """Goal-conditioned `fight(foe)` over Crafter worlds, for training the skill."""
@@ -43,7 +46,7 @@ class FightEnv(gym.Env):
     metadata = {"render_modes": [], "observation_kinds": fight.OBSERVATION_KINDS}
 
     def __init__(self, foes: list[str] | None = None, max_steps: int = 60, shaping: float = 0.05,
-                 episodes_per_world: int = 32) -> None:
+                 hit: float = 0.5, episodes_per_world: int = 32) -> None:
         names = list(foes or fight.FOES)
         unknown = [n for n in names if n not in fight.FOES]
         if unknown:
@@ -51,7 +54,7 @@ class FightEnv(gym.Env):
         if max_steps < 1 or episodes_per_world < 1:
             raise ConfigError(f"FightEnv: need max_steps >= 1 and episodes_per_world >= 1 "
                               f"(got {max_steps}, {episodes_per_world})")
-        self.foes, self.max_steps, self.shaping = names, int(max_steps), float(shaping)
+        self.foes, self.max_steps, self.shaping, self.hit = names, int(max_steps), float(shaping), float(hit)
         self.episodes_per_world = int(episodes_per_world)
         self.observation_space = fight.observation_space()
         self.action_space = gym.spaces.Discrete(ACTIONS)
@@ -111,7 +114,18 @@ class FightEnv(gym.Env):
             return MAX_DISTANCE
         return int(np.abs(cells - np.array(view.CENTRE)).sum(axis=1).min())
 
+    def _faced_foe(self) -> Any:
+        """The foe of this episode's kind on the cell the player faces (the one `do` hits)."""
+        p, world = self.env._player, self.env._world
+        x, y = (int(v) for v in p.pos + p.facing)
+        if not (0 <= x < world.area[0] and 0 <= y < world.area[1]):
+            return None
+        _, obj = world[x, y]
+        return obj if obj is not None and view.object_name(obj) == self.foe else None
+
     def step(self, action: Any):
+        faced = self._faced_foe()
+        health = faced.health if faced is not None else 0
         self.env.step(int(action))
         self._steps += 1
         obs = self._observe()
@@ -120,7 +134,9 @@ class FightEnv(gym.Env):
         distance = self._nearest(obs["grid"])
         # a beaten foe leaves the view in the step it falls: the win is +1, not +1 less that jump
         shaped = 0.0 if won else self.shaping * (self._distance - distance)
-        reward = (1.0 if won else 0.0) - (1.0 if dead else 0.0) + shaped
+        # each hit: its share of the foe's health (Zombie 5, Skeleton 3), `hit` in all per foe
+        struck = 0.0 if faced is None else self.hit * max(health - max(faced.health, 0), 0) / FOE_HEALTH[self.foe]
+        reward = (1.0 if won else 0.0) - (1.0 if dead else 0.0) + shaped + struck
         self._distance = distance
         # the skill's call ends when no foe of its kind is in view: so does the episode
         terminated = won or dead or distance == MAX_DISTANCE

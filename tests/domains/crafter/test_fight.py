@@ -73,7 +73,7 @@ def test_stage_foe_puts_a_new_foe_in_view_on_its_ground(foe):
 
 
 def test_fight_env_rewards_the_defeat_count_rising_and_ends_there():
-    e = FightEnv(foes=["zombie"])
+    e = FightEnv(foes=["zombie"], hit=0.0)
     obs, info = e.reset(seed=4)
     assert info["foe"] == "zombie" and obs["goal"][fight.FOES.index("zombie")] == 1.0
     zombie = e._staged
@@ -142,3 +142,29 @@ def test_learnt_manifest_serves_the_same_plans_as_the_scripted_one(foe):
     for key in ("name", "parameters", "preconditions", "effects", "termination", "step_budget", "harnesses"):
         assert learnt[key] == scripted[key], key
     assert learnt["features"]["fn"] == "polar.domains.crafter.fight:hook_features"
+
+
+def test_fight_env_pays_each_hit_its_share_of_the_foes_health():
+    e = FightEnv(foes=["zombie"], hit=0.5, shaping=0.0)
+    e.reset(seed=4)
+    zombie, player = e._staged, e.env._player
+    for o in _foes(e.env, "zombie"):
+        if o is not zombie:
+            e.env._world.remove(o)
+    cell = tuple(int(v) for v in player.pos + player.facing)
+    if e.env._world[cell][1] is not None and e.env._world[cell][1] is not zombie:
+        e.env._world.remove(e.env._world[cell][1])
+    e.env._world[cell] = "grass"
+    e.env._world.move(zombie, cell)
+    for s in ("wood_sword", "stone_sword", "iron_sword"):
+        player.inventory[s] = 0
+    zombie.health = 5
+    zombie.cooldown = 99  # it does not hit back here
+    _, reward, terminated, _, _ = e.step(DO)  # no sword: 1 of the zombie's 5 health
+    assert not terminated and reward == pytest.approx(0.5 / 5)
+    zombie.health = 1
+    player.inventory["iron_sword"] = 1
+    if tuple(zombie.pos) != cell:  # it stepped aside: back in front of the player
+        e.env._world.move(zombie, cell)
+    _, reward, terminated, _, info = e.step(DO)  # 5 damage on 1 health left: only 1 counts
+    assert terminated and info["success"] and reward == pytest.approx(1.0 + 0.5 / 5)
