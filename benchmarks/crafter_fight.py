@@ -15,7 +15,8 @@ Every episode is one skill call through the skill runner on the real `crafter:` 
 the start staged for the foe (`crafter:` with `start=<foe>`: a new foe 2-4 cells away in view,
 a sword drawn, health 4-9). What is counted is Crafter's own: the foe beaten (the achievement
 count `defeat_<foe>` rose during the call), the player dead, the steps and health the call
-took. The skill's own termination (no foe in view) also holds when the foe walked out of view,
+took. Torch is seeded per episode (the learnt skills sample their actions), so a rerun repeats
+every figure. The skill's own termination (no foe in view) also holds when the foe walked out of view,
 so "beaten" is the figure compared, not the runner's success. The held-out rates are recorded
 in the library (`polar skills show`) and all figures in benchmarks/results/crafter_fight.json.
 """
@@ -54,6 +55,8 @@ def register(run: Path, library: Path) -> None:
 
 def fights(skill: Any, foe: str, episodes: int, seed: int) -> dict[str, Any]:
     """`episodes` calls of `skill` from `foe`'s staged start in worlds seed..seed+episodes-1."""
+    import torch
+
     from polar.domains.crafter.view import visible_things
     from polar.harnesses.registry import make_harness
     from polar.skills.runner import run_skill
@@ -68,6 +71,7 @@ def fights(skill: Any, foe: str, episodes: int, seed: int) -> dict[str, Any]:
             if foe not in visible_things(obs["semantic"]):  # the skill's precondition, sees(foe)
                 skipped += 1
                 continue
+            torch.manual_seed(seed + i)  # a learnt skill samples its actions: the same draws on a rerun
             before = harness.episode_stats()["achievements"][f"defeat_{foe}"]
             health = int(obs["vitals"][0])
             res = run_skill(skill, harness, {"thing": foe}, obs=obs)
