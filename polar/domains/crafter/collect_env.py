@@ -24,6 +24,7 @@ makes a step about 4x cheaper than the harness's.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import gymnasium as gym
@@ -34,7 +35,7 @@ from polar.domains.crafter.harness import _seeded_env_class
 from polar.domains.crafter.staging import STAGE_TRIES, stage, world_cells
 from polar.errors import ConfigError
 
-__all__ = ["DEFAULT_TARGETS", "MAX_DISTANCE", "CollectEnv", "reset_player", "stage", "world_cells"]
+__all__ = ["DEFAULT_TARGETS", "MAX_DISTANCE", "CollectEnv", "StagedWorlds", "reset_player", "stage", "world_cells"]
 
 MAX_DISTANCE = 12  # the view's farthest cell is 4 + 3 = 7 away: "none in view" is farther
 # The skill acts with Crafter's first six actions (noop, the four moves, do): collecting needs no
@@ -66,7 +67,39 @@ def reset_player(player: Any) -> None:
     player._hunger = player._thirst = player._fatigue = player._recover = 0
 
 
-class CollectEnv(gym.Env):
+class StagedWorlds(gym.Env):
+    """The worlds of a skill's training env: one Crafter world (unrendered) reused for
+    `episodes_per_world` staged starts, since making one costs as much as a few hundred steps."""
+
+    def __init__(self, episodes_per_world: int) -> None:
+        self.episodes_per_world = int(episodes_per_world)
+        self.action_space = gym.spaces.Discrete(ACTIONS)
+        self.env = _unrendered_env_class()(length=None, reward=False, seed=0)
+        self._worlds_left = 0
+
+    def _new_world(self, seed: int) -> None:
+        self.env._seed, self.env._episode = int(seed), 0
+        self.env.reset()
+        self._worlds_left = self.episodes_per_world
+
+    def _start(self, choices: list[str], chosen: str | None, staging: Callable[[str], Any]) -> str:
+        """Stage a start for `chosen` (else one of `choices`, drawn) with `staging`, which says
+        whether this world offered one; a new world where the last one is used up or dead."""
+        rng = self.np_random
+        for attempt in range(STAGE_TRIES):
+            if self._worlds_left <= 0 or self.env._player is None or self.env._player.health <= 0:
+                self._new_world(int(rng.integers(2**30)))
+            reset_player(self.env._player)
+            name = chosen or choices[int(rng.integers(len(choices)))]
+            if staging(name):
+                self._worlds_left -= 1
+                return name
+            if attempt % 5 == 4:
+                self._worlds_left = 0  # this world offers few starts: draw another
+        raise RuntimeError(f"{type(self).__name__}: no start for {name!r} in {STAGE_TRIES} tries")
+
+
+class CollectEnv(StagedWorlds):
     """Goal-conditioned `collect(resource)` over Crafter worlds, for training the skill."""
 
     metadata = {"render_modes": [], "observation_kinds": collect.OBSERVATION_KINDS}
@@ -81,38 +114,20 @@ class CollectEnv(gym.Env):
             raise ConfigError(f"CollectEnv: need max_steps >= 1, episodes_per_world >= 1 and 0 <= p_visible <= 1 "
                               f"(got {max_steps}, {episodes_per_world}, {p_visible})")
         self.targets, self.max_steps, self.p_visible, self.far = names, int(max_steps), float(p_visible), int(far)
-        self.shaping, self.episodes_per_world = float(shaping), int(episodes_per_world)
+        self.shaping = float(shaping)
+        super().__init__(episodes_per_world)
         self.observation_space = collect.observation_space()
-        self.action_space = gym.spaces.Discrete(ACTIONS)
-        self.env = _unrendered_env_class()(length=None, reward=False, seed=0)
-        self._worlds_left = 0
         self.target = names[0]
         self._steps = 0
         self._distance = MAX_DISTANCE
 
-    def _new_world(self, seed: int) -> None:
-        self.env._seed, self.env._episode = int(seed), 0
-        self.env.reset()
-        self._worlds_left = self.episodes_per_world
-
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         super().reset(seed=seed)
-        rng = self.np_random
         if seed is not None:
             self._new_world(seed)
-        for attempt in range(STAGE_TRIES):
-            if self._worlds_left <= 0 or self.env._player is None or self.env._player.health <= 0:
-                self._new_world(int(rng.integers(2**30)))
-            reset_player(self.env._player)
-            self.target = str(options["target"]) if options and "target" in options else \
-                self.targets[int(rng.integers(len(self.targets)))]
-            if stage(self.env, self.target, rng, self.p_visible, self.far):
-                self._worlds_left -= 1
-                break
-            if attempt % 5 == 4:
-                self._worlds_left = 0  # this world offers few starts: draw another
-        else:
-            raise RuntimeError(f"CollectEnv: no start for {self.target!r} in {STAGE_TRIES} tries")
+        chosen = str(options["target"]) if options and "target" in options else None
+        self.target = self._start(self.targets, chosen,
+                                  lambda t: stage(self.env, t, self.np_random, self.p_visible, self.far))
         self._steps = 0
         obs = self._observe()
         self._distance = self._nearest(obs["grid"])

@@ -24,23 +24,17 @@ from __future__ import annotations
 
 from typing import Any
 
-import gymnasium as gym
 import numpy as np
 
 from polar.domains.crafter import fight, view
-from polar.domains.crafter.collect_env import (
-    ACTIONS,
-    MAX_DISTANCE,
-    _unrendered_env_class,
-    reset_player,
-)
-from polar.domains.crafter.staging import STAGE_TRIES, stage_foe
+from polar.domains.crafter.collect_env import MAX_DISTANCE, StagedWorlds
+from polar.domains.crafter.staging import stage_foe
 from polar.errors import ConfigError
 
 FOE_HEALTH = {"zombie": 5, "skeleton": 3}  # crafter.objects.Zombie / Skeleton at creation
 
 
-class FightEnv(gym.Env):
+class FightEnv(StagedWorlds):
     """Goal-conditioned `fight(foe)` over Crafter worlds, for training the skill."""
 
     metadata = {"render_modes": [], "observation_kinds": fight.OBSERVATION_KINDS}
@@ -55,11 +49,8 @@ class FightEnv(gym.Env):
             raise ConfigError(f"FightEnv: need max_steps >= 1 and episodes_per_world >= 1 "
                               f"(got {max_steps}, {episodes_per_world})")
         self.foes, self.max_steps, self.shaping, self.hit = names, int(max_steps), float(shaping), float(hit)
-        self.episodes_per_world = int(episodes_per_world)
+        super().__init__(episodes_per_world)
         self.observation_space = fight.observation_space()
-        self.action_space = gym.spaces.Discrete(ACTIONS)
-        self.env = _unrendered_env_class()(length=None, reward=False, seed=0)
-        self._worlds_left = 0
         self.foe = names[0]
         self._staged: Any = None
         self._steps = 0
@@ -67,32 +58,20 @@ class FightEnv(gym.Env):
         self._defeated = 0
 
     def _new_world(self, seed: int) -> None:
-        self.env._seed, self.env._episode = int(seed), 0
-        self.env.reset()
-        self._worlds_left = self.episodes_per_world
+        super()._new_world(seed)
         self._staged = None
+
+    def _stage(self, foe: str) -> bool:
+        self._staged = stage_foe(self.env, foe, self.np_random)
+        return self._staged is not None
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         super().reset(seed=seed)
-        rng = self.np_random
         if seed is not None:
             self._new_world(seed)
         if self._staged is not None and self._staged.health > 0 and self._staged in self.env._world.objects:
             self.env._world.remove(self._staged)
-        for attempt in range(STAGE_TRIES):
-            if self._worlds_left <= 0 or self.env._player is None or self.env._player.health <= 0:
-                self._new_world(int(rng.integers(2**30)))
-            reset_player(self.env._player)
-            self.foe = str(options["foe"]) if options and "foe" in options else \
-                self.foes[int(rng.integers(len(self.foes)))]
-            self._staged = stage_foe(self.env, self.foe, rng)
-            if self._staged is not None:
-                self._worlds_left -= 1
-                break
-            if attempt % 5 == 4:
-                self._worlds_left = 0  # this world offers few starts: draw another
-        else:
-            raise RuntimeError(f"FightEnv: no start for {self.foe!r} in {STAGE_TRIES} tries")
+        self.foe = self._start(self.foes, str(options["foe"]) if options and "foe" in options else None, self._stage)
         self._steps = 0
         self._defeated = self._count()
         obs = self._observe()

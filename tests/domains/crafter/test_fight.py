@@ -29,6 +29,20 @@ def _foes(env, foe: str) -> list:
     return [o for o in env._world.objects if type(o).__name__.lower() == foe]
 
 
+def _zombie_in_front(e: FightEnv):
+    """The staged zombie moved onto the cell the player faces, the only zombie left."""
+    zombie, player, world = e._staged, e.env._player, e.env._world
+    for o in _foes(e.env, "zombie"):
+        if o is not zombie:
+            world.remove(o)
+    cell = tuple(int(v) for v in player.pos + player.facing)
+    if world[cell][1] is not None and world[cell][1] is not zombie:
+        world.remove(world[cell][1])
+    world[cell] = "grass"
+    world.move(zombie, cell)
+    return zombie, player, cell
+
+
 def test_damage_follows_crafters_sword_rule():
     assert fight.damage({}) == 1
     assert fight.damage({"wood_sword": 1}) == 2
@@ -76,18 +90,8 @@ def test_fight_env_rewards_the_defeat_count_rising_and_ends_there():
     e = FightEnv(foes=["zombie"], hit=0.0)
     obs, info = e.reset(seed=4)
     assert info["foe"] == "zombie" and obs["goal"][fight.FOES.index("zombie")] == 1.0
-    zombie = e._staged
-    player = e.env._player
-    # put the zombie next to the player, one hit from dead, and face it
-    for o in _foes(e.env, "zombie"):
-        if o is not zombie:
-            e.env._world.remove(o)
-    cell = tuple(int(v) for v in player.pos + player.facing)
-    if e.env._world[cell][1] is not None and e.env._world[cell][1] is not zombie:
-        e.env._world.remove(e.env._world[cell][1])
-    e.env._world[cell] = "grass"
-    e.env._world.move(zombie, cell)
-    zombie.health = 1
+    zombie, player, _ = _zombie_in_front(e)
+    zombie.health = 1  # one hit from dead
     obs, reward, terminated, truncated, info = e.step(DO)
     assert terminated and not truncated and info["success"] and not info["died"]
     assert reward == pytest.approx(1.0), "the win alone: the beaten foe vanishing is no shaping loss"
@@ -147,15 +151,7 @@ def test_learnt_manifest_serves_the_same_plans_as_the_scripted_one(foe):
 def test_fight_env_pays_each_hit_its_share_of_the_foes_health():
     e = FightEnv(foes=["zombie"], hit=0.5, shaping=0.0)
     e.reset(seed=4)
-    zombie, player = e._staged, e.env._player
-    for o in _foes(e.env, "zombie"):
-        if o is not zombie:
-            e.env._world.remove(o)
-    cell = tuple(int(v) for v in player.pos + player.facing)
-    if e.env._world[cell][1] is not None and e.env._world[cell][1] is not zombie:
-        e.env._world.remove(e.env._world[cell][1])
-    e.env._world[cell] = "grass"
-    e.env._world.move(zombie, cell)
+    zombie, player, cell = _zombie_in_front(e)
     for s in ("wood_sword", "stone_sword", "iron_sword"):
         player.inventory[s] = 0
     zombie.health = 5
