@@ -16,8 +16,9 @@ which ends the episode; -1 when the player dies (terminated); a shaping term
 `shaping * (d_before - d_after)` on the Manhattan distance to the nearest foe of that kind in
 view (12 when none is), except on the winning step (the beaten foe vanishes from view then,
 which is no loss); `hit` times the share of the foe's health each hit takes (`hit` in all for a
-foe beaten; the first recipe's runs had none, `hit=0`). The episode also ends when no foe of that kind is in view (where the
-skill's call ends), and is truncated after `max_steps` (the skill's step budget).
+foe beaten; the first recipe's runs had none, `hit=0`). The episode also ends when no foe of
+that kind is in view (where the skill's call ends), and is truncated after `max_steps` (the
+skill's step budget).
 """
 
 from __future__ import annotations
